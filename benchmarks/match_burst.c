@@ -1,0 +1,7 @@
+/* match_burst: N outstanding 1-byte receives, all with the same tag. See match_common.c. */
+#include "match_common.h"
+
+int main(int argc, char **argv)
+{
+    return match_main(argc, argv, "match_burst", 0);
+}

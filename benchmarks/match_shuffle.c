@@ -1,0 +1,8 @@
+/* match_shuffle: N outstanding 1-byte receives with distinct tags posted in
+ * random order. See match_common.c. */
+#include "match_common.h"
+
+int main(int argc, char **argv)
+{
+    return match_main(argc, argv, "match_shuffle", 1);
+}

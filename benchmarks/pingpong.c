@@ -1,0 +1,90 @@
+/*
+ * pingpong: point-to-point latency (half round trip) and windowed
+ * unidirectional bandwidth between two ranks, 1 B to 4 MiB by default.
+ */
+#include "bench_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define TAG 1
+
+static double latency_us(const bench_opts_t * o, char *buf, long size)
+{
+    int peer = 1 - o->rank;
+    int iters = size > 65536 ? (o->iters + 9) / 10 : o->iters;
+    double t0 = 0;
+    for (int i = -o->warmup; i < iters; i++) {
+        if (i == 0) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+        }
+        if (o->rank == 0) {
+            MPI_Send(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
+        }
+    }
+    return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+}
+
+static double bandwidth_MBps(const bench_opts_t * o, char *buf, long size, MPI_Request * reqs)
+{
+    int peer = 1 - o->rank;
+    int iters = size > 65536 ? (o->iters + 9) / 10 : o->iters;
+    double t0 = 0;
+    char ack;
+    for (int i = -o->warmup; i < iters; i++) {
+        if (i == 0) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+        }
+        for (int w = 0; w < o->window; w++) {
+            if (o->rank == 0)
+                MPI_Isend(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &reqs[w]);
+            else
+                MPI_Irecv(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &reqs[w]);
+        }
+        MPI_Waitall(o->window, reqs, MPI_STATUSES_IGNORE);
+        if (o->rank == 0)
+            MPI_Recv(&ack, 1, MPI_BYTE, peer, TAG + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(&ack, 1, MPI_BYTE, peer, TAG + 1, MPI_COMM_WORLD);
+    }
+    double secs = MPI_Wtime() - t0;
+    return (double) size * o->window * iters / secs / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts_t o = {.name = "pingpong", .iters = 1000, .warmup = 100, .threads = 1,
+        .window = 64, .wildcard = "none", .order = "posted-first"
+    };
+    bench_init(&argc, &argv, &o, MPI_THREAD_SINGLE);
+    if (o.nsizes == 0) {
+        for (long s = 1; s <= (o.quick ? 4096 : 4L << 20); s *= (o.quick ? 64 : 2))
+            o.sizes[o.nsizes++] = s;
+    }
+    long max = 0;
+    for (int i = 0; i < o.nsizes; i++)
+        max = o.sizes[i] > max ? o.sizes[i] : max;
+    if (max > (1L << 30))
+        bench_fail("--sizes: at most 1 GiB per message");
+    char *buf = bench_alloc((size_t) max);
+    MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t) o.window);
+
+    char params[128];
+    snprintf(params, sizeof(params), "iters=%d warmup=%d window=%d", o.iters, o.warmup, o.window);
+    bench_print_header(&o, params);
+    for (int i = 0; i < o.nsizes; i++)
+        bench_row(&o, "latency", o.sizes[i], "latency", latency_us(&o, buf, o.sizes[i]), "us");
+    for (int i = 0; i < o.nsizes; i++)
+        bench_row(&o, "bandwidth", o.sizes[i], "bandwidth",
+                  bandwidth_MBps(&o, buf, o.sizes[i], reqs), "MB/s");
+    free(reqs);
+    free(buf);
+    bench_finalize(&o);
+    return 0;
+}

@@ -1,0 +1,4 @@
+## MPICH-CX: fork identification (MPI_Get_library_version, mpichversion)
+
+mpi_core_sources += src/util/mpichcx/mpichcx_info.c
+noinst_HEADERS += src/include/mpichcx_info.h

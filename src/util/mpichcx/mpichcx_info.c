@@ -1,0 +1,49 @@
+/*
+ * MPICH-CX: what MPI_Get_library_version and mpichversion report about the fork.
+ */
+
+#include "mpiimpl.h"
+#include "mpichcx_info.h"
+
+/* One row per MPICH-CX extension compiled into this library; each extension
+ * adds its row under its own configure macro. is_active reports the run-time
+ * choice (CVARs), and is called only after MPI_Init has read them. */
+typedef struct {
+    const char *name;
+    int (*is_active) (void);
+} MPIR_CX_extension_t;
+
+static const MPIR_CX_extension_t cx_extensions[] = {
+    {NULL, NULL}        /* sentinel: keeps the array non-empty */
+};
+
+int MPIR_CX_info_string(char *buf, int len)
+{
+    int used = 0;
+
+#define CX_APPEND(...) \
+    do { \
+        if (used < len) { \
+            int n_ = snprintf(buf + used, len - used, __VA_ARGS__); \
+            used = (n_ < 0) ? used : MPL_MIN(used + n_, len - 1); \
+        } \
+    } while (0)
+
+    if (len <= 0)
+        return 0;
+    buf[0] = '\0';
+    CX_APPEND("MPICH-CX Version:\t%s\n", MPICHCX_VERSION);
+    CX_APPEND("MPICH-CX Base:\tMPICH %s\n", MPICHCX_BASE_VERSION);
+    CX_APPEND("MPICH-CX Extensions:\t");
+    if (cx_extensions[0].name == NULL)
+        CX_APPEND("none");
+    for (int i = 0; cx_extensions[i].name != NULL; i++) {
+        int active = MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__UNINITIALIZED
+            && cx_extensions[i].is_active();
+        CX_APPEND("%s%s (%s)", i ? ", " : "", cx_extensions[i].name,
+                  active ? "active" : "inactive");
+    }
+    CX_APPEND("\n");
+#undef CX_APPEND
+    return used;
+}
