@@ -1,0 +1,45 @@
+# Shared helpers of the MPICH-CX test sections. Sourced.
+#
+# Every test reports one line: PASS, FAIL, XFAIL (a known failure, listed with
+# its reason) or SKIP (with the reason), then its name. Results are also
+# appended to $T_RESULTS so that run-all can total them.
+
+: "${T_RESULTS:=/dev/null}"
+: "${T_LOGDIR:=${TMPDIR:-/tmp}/mpich-cx-test-logs}"
+mkdir -p "$T_LOGDIR"
+
+t_result() {   # STATUS NAME [DETAIL]
+    local line="$1 $2${3:+ -- $3}"
+    printf '%s\n' "$line"
+    printf '%s\n' "$line" >> "$T_RESULTS"
+}
+
+# t_run NAME TIMEOUT_SECONDS COMMAND...: PASS when the command exits 0 within
+# the time limit; otherwise FAIL with the tail of its output (full log kept).
+t_run() {
+    local name=$1 limit=$2; shift 2
+    local log="$T_LOGDIR/${name//\//_}.log" start rc
+    start=$(date +%s)
+    timeout --kill-after=10 "$limit" "$@" > "$log" 2>&1 && rc=0 || rc=$?
+    local secs=$(( $(date +%s) - start ))
+    if [ $rc = 0 ]; then
+        t_result PASS "$name" "${secs}s"
+    else
+        [ $rc = 124 ] && echo "timed out after ${limit}s" >> "$log"
+        t_result FAIL "$name" "exit $rc after ${secs}s; log: $log"
+        tail -n 15 "$log" | sed 's/^/    | /'
+    fi
+    return 0
+}
+
+# t_expect NAME: PASS when the condition command succeeds, else FAIL with a message.
+t_check() {    # NAME MESSAGE-ON-FAILURE COMMAND...
+    local name=$1 msg=$2; shift 2
+    if "$@" >/dev/null 2>&1; then t_result PASS "$name"; else t_result FAIL "$name" "$msg"; fi
+}
+
+# Loopback only: Hydra on localhost, libfabric's tcp provider on lo.
+t_mpi_env() {
+    export FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo
+    export HYDRA_HOST_FILE=/dev/null
+}

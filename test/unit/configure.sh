@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Unit tests of the top-level configure's error paths (seconds; no MPICH build).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+. "$here/../lib.sh"
+w=$(mktemp -d); trap 'rm -rf "$w"' EXIT
+if [ ! -x "$repo/configure" ]; then
+    t_result FAIL unit/configure-exists "no ./configure: run ./autogen.sh first"
+    exit 0
+fi
+# A private copy of what configure reads: the checkout may be configured in
+# place, and automake refuses VPATH builds of a configured source directory.
+mkdir -p "$w/src"
+cp -r "$repo/configure" "$repo/Makefile.in" "$repo/cx-build.conf.in" "$repo/build-aux" \
+    "$repo/scripts" "$w/src/"
+repo=$w/src
+
+# expect_configure_fail NAME PATTERN [ENV=VAL...] -- [ARGS...]
+expect_configure_fail() {
+    local name=$1 pat=$2; shift 2
+    local envs=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    local d=$w/$name; mkdir -p "$d"
+    local out rc
+    out=$(cd "$d" && env "${envs[@]}" "$repo/configure" --prefix="$w/prefix" "$@" 2>&1) && rc=0 || rc=$?
+    if [ $rc = 0 ]; then t_result FAIL "unit/$name" "configure succeeded"
+    elif grep -Eq -- "$pat" <<<"$out"; then t_result PASS "unit/$name"
+    else t_result FAIL "unit/$name" "message lacks /$pat/: $(tail -n 3 <<<"$out")"; fi
+    [ ! -e "$d/Makefile" ] || t_result FAIL "unit/$name-nothing-written" "a Makefile was written"
+}
+
+expect_configure_fail configure-unknown-extension "unknown MPICH-CX extension option '--enable-cx-lockq'" -- --enable-cx-lockq
+expect_configure_fail configure-unknown-extension-with "unknown MPICH-CX extension option '--with-cx-pip=yes'" -- --with-cx-pip=yes
+expect_configure_fail configure-missing-libfabric "libfabric development files not found.*|install-deps" \
+    PKG_CONFIG_LIBDIR="$w/none" -- 
+expect_configure_fail configure-missing-ucx "UCX development files not found" \
+    PKG_CONFIG_LIBDIR="$w/none" -- --with-device=ch4:ucx --with-hwloc=/usr
+
+# The MPICH argument list: our defaults first, the user's arguments after.
+d=$w/ok; mkdir -p "$d"
+if (cd "$d" && "$repo/configure" --prefix="$w/p" --with-device=ch4:ucx --enable-g=dbg 'CFLAGS=-O1 -g') \
+        > "$d/log" 2>&1; then
+    t_check unit/configure-ucx-args "ch4:ucx arguments wrong: $(tr '\n' ' ' < "$d/mpich-configure.args")" \
+        bash -c 'grep -qx -- "--with-ucx=/usr" "$1" && grep -qx -- "--with-device=ch4:ucx" "$1" &&
+                 grep -qx -- "CFLAGS=-O1 -g" "$1" && grep -qx -- "--enable-g=dbg" "$1" &&
+                 ! grep -q -- "--with-libfabric" "$1" && grep -qx -- "--prefix=$2" "$1"' _ "$d/mpich-configure.args" "$w/p"
+    t_check unit/configure-baseline-prefix "baseline prefix is not PREFIX-baseline" \
+        grep -qx "CX_BASELINE_PREFIX='$w/p-baseline'" "$d/cx-build.conf"
+else
+    t_result FAIL unit/configure-ucx-args "configure failed: $(tail -n 3 "$d/log")"
+fi
