@@ -140,6 +140,11 @@ cp -r "$w/p_ok" "$w/p_rt"; cp -r "$w/src_ok" "$w/src_rt"
 echo "line four" >> "$t/README"
 t_check unit/tree-edits-dirty "an uncommitted edit is not reported" \
     bash -c '! "$1" "$2" >/dev/null' _ "$scripts/tree-edits" "$t"
+expect_fail unit/assemble-keeps-edits "holds edits not saved to this repository" \
+    env MPICH_CX_PATCH_DIR="$w/p_ok" MPICH_CX_SRC_DIR="$w/src_ok" \
+    "$scripts/assemble" --tarball "$w/fake.tar.xz" --dest "$t"
+t_check unit/assemble-keeps-edits-intact "the refused assembly touched the edited tree" \
+    grep -qx "line four" "$t/README"
 expect_fail unit/regen-refuses-dirty "uncommitted edits" \
     env MPICH_CX_PATCH_DIR="$w/p_rt" MPICH_CX_SRC_DIR="$w/src_rt" "$scripts/regen-patches" "$t"
 git -C "$t" -c user.name=t -c user.email=t@t commit -qam 0002-readme-four.patch
