@@ -3,7 +3,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
-out=$(python3 -m unittest -v "$here/test_compare.py" 2>&1)
+out=$(cd "$here" && python3 -m unittest -v test_compare 2>&1)
 while read -r line; do
     # "test_name (module.Class.test_name) ... ok|FAIL|ERROR|skipped 'why'"
     name=$(sed -E 's/^([a-z_0-9]+) .*/\1/' <<<"$line")

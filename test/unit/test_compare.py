@@ -52,8 +52,10 @@ class AggregateTest(unittest.TestCase):
         samples = {"cx": {key: [5, 1, 3, 100, 4]}, "baseline": {key: [2, 2, 2, 2, 50]}}
         med = compare.aggregate(samples)
         self.assertEqual(med[key], {"cx": 4, "baseline": 2})
-        table = compare.markdown_tables(med, ["baseline", "cx"], {("mt_msgrate", "msg_rate"): "msg/s"}, 5)
-        self.assertIn("| threads=1 | 8 | 2 | 4 | 2.000 (better) |", table)
+        table = compare.markdown_tables(med, ["cx", "baseline"], {("mt_msgrate", "msg_rate"): "msg/s"}, 5,
+                                        ref="baseline")
+        self.assertIn("| case | x | cx | baseline | cx/baseline |", table)
+        self.assertIn("| threads=1 | 8 | 4 | 2 | 2.000 (better) |", table)
         self.assertIn("higher is better", table)
 
     def test_time_ratio_direction(self):
