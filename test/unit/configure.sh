@@ -38,6 +38,8 @@ expect_configure_fail configure-missing-libfabric "libfabric development files n
 expect_configure_fail configure-missing-ucx "UCX development files not found" \
     PKG_CONFIG_LIBDIR="$w/none" -- --with-device=ch4:ucx --with-hwloc=/usr
 
+expect_configure_fail configure-relative-baseline-prefix "needs an absolute directory" -- --with-baseline-prefix=rel/dir
+
 # The MPICH argument list: our defaults first, the user's arguments after.
 d=$w/ok; mkdir -p "$d"
 if (cd "$d" && "$repo/configure" --prefix="$w/p" --with-device=ch4:ucx --enable-g=dbg 'CFLAGS=-O1 -g') \
