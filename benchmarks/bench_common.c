@@ -5,6 +5,7 @@
 #include "bench_common.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -46,13 +47,13 @@ static void die_usage(const char *name, const char *fmt, ...)
     exit(2);
 }
 
-static long parse_long(const char *name, const char *opt, const char *s, long min)
+static long parse_long(const char *name, const char *opt, const char *s, long min, long max)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min)
-        die_usage(name, "bad value '%s' for --%s (an integer >= %ld)", s, opt, min);
+    if (errno || end == s || *end || v < min || v > max)
+        die_usage(name, "bad value '%s' for --%s (an integer from %ld to %ld)", s, opt, min, max);
     return v;
 }
 
@@ -68,18 +69,22 @@ static int parse_list(const char *name, const char *opt, const char *s, long *ou
             die_usage(name, "bad range '%s' for --%s", s, opt);
         memcpy(lo, s, len);
         lo[len] = '\0';
-        long a = parse_long(name, opt, lo, 0), b = parse_long(name, opt, colon + 1, 0);
+        long a = parse_long(name, opt, lo, 0, BENCH_MAX_VALUE);
+        long b = parse_long(name, opt, colon + 1, 0, BENCH_MAX_VALUE);
         if (b < a)
             die_usage(name, "empty range '%s' for --%s", s, opt);
-        for (long v = a; v <= b && n < BENCH_MAX_LIST; v = v ? v * 2 : 1)
+        for (long v = a; v <= b; v = v ? v * 2 : 1) {
+            if (n == BENCH_MAX_LIST)
+                die_usage(name, "range '%s' for --%s has more than %d values", s, opt, BENCH_MAX_LIST);
             out[n++] = v;
+        }
         return n;
     }
     char *copy = strdup(s), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (n == BENCH_MAX_LIST)
             die_usage(name, "too many values for --%s (at most %d)", opt, BENCH_MAX_LIST);
-        out[n++] = parse_long(name, opt, tok, 0);
+        out[n++] = parse_long(name, opt, tok, 0, BENCH_MAX_VALUE);
     }
     free(copy);
     if (n == 0)
@@ -122,17 +127,17 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
     opterr = 0;
     while ((c = getopt_long(*argc, *argv, "", longopts, NULL)) != -1) {
         switch (c) {
-            case 'i': o->iters = (int) parse_long(name, "iters", optarg, 1); break;
-            case 'u': o->warmup = (int) parse_long(name, "warmup", optarg, 0); break;
-            case 't': o->threads = (int) parse_long(name, "threads", optarg, 1); break;
-            case 'w': o->window = (int) parse_long(name, "window", optarg, 1); break;
+            case 'i': o->iters = (int) parse_long(name, "iters", optarg, 1, INT_MAX); break;
+            case 'u': o->warmup = (int) parse_long(name, "warmup", optarg, 0, INT_MAX); break;
+            case 't': o->threads = (int) parse_long(name, "threads", optarg, 1, 1024); break;
+            case 'w': o->window = (int) parse_long(name, "window", optarg, 1, 1 << 20); break;
             case 's': o->nsizes = parse_list(name, "sizes", optarg, o->sizes); break;
             case 'n': o->ncounts = parse_list(name, "counts", optarg, o->counts); break;
             case 'C': o->per_thread_comm = 1; break;
             case 'T': o->per_thread_comm = 0; break;
             case 'o': o->order = one_of(name, "order", optarg, orders); break;
             case 'a': o->wildcard = one_of(name, "wildcard", optarg, wildcards); break;
-            case 'r': o->seed = (unsigned) parse_long(name, "seed", optarg, 0); break;
+            case 'r': o->seed = (unsigned) parse_long(name, "seed", optarg, 0, UINT_MAX); break;
             case 'q': o->quick = 1; break;
             case 'h': usage(name, stdout); exit(0);
             default: die_usage(name, "unknown option '%s'", (*argv)[optind - 1]);

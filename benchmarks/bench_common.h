@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #define BENCH_MAX_LIST 64
+#define BENCH_MAX_VALUE (1L << 30)  /* sizes (bytes) and counts: at most 1 Gi */
 
 typedef struct {
     const char *name;           /* benchmark name, first CSV column */
@@ -26,7 +27,6 @@ typedef struct {
     long sizes[BENCH_MAX_LIST];
     int ncounts;                /* N: outstanding receives (matching benchmarks) */
     long counts[BENCH_MAX_LIST];
-    const char *mode;           /* benchmark-specific variant */
     const char *wildcard;       /* none | any-source | any-tag */
     const char *order;          /* posted-first | unexpected-first */
     int per_thread_comm;        /* 1: a communicator per thread, 0: a tag per thread */
@@ -35,9 +35,10 @@ typedef struct {
     int rank, nranks;
 } bench_opts_t;
 
-/* Parse the options (exits with a message on bad input), call MPI_Init_thread
- * asking for `thread_level` and fail clearly if it is not provided.
- * `defaults` holds the benchmark's defaults for lists left empty. */
+/* Parse the options into o, which holds the benchmark's defaults (exits with
+ * a message on bad input), call MPI_Init_thread asking for `thread_level` and
+ * fail clearly if it is not provided. Lists left empty are the benchmark's
+ * to fill. */
 void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level);
 void bench_finalize(bench_opts_t * o);
 

@@ -10,18 +10,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define ACK_TAG_OFFSET 1000
-
 typedef struct {
     long size;
     double t_start, t_end;      /* written by thread 0 */
+    long long instructions;     /* thread 0's timed loop; -1 if not counted */
 } run_t;
 
 static void thread_fn(bench_thread_ctx_t * c)
 {
     const bench_opts_t *o = c->o;
     run_t *run = c->arg;
-    int peer = 1 - o->rank, ack_tag = c->tag + ACK_TAG_OFFSET;
+    /* Acks use tags above every thread's data tag. */
+    int peer = 1 - o->rank, ack_tag = o->threads + c->tag;
     char *buf = bench_alloc((size_t) run->size * (size_t) o->window);
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t) o->window);
 
@@ -34,6 +34,8 @@ static void thread_fn(bench_thread_ctx_t * c)
                 run->t_start = MPI_Wtime();
             }
             bench_thread_barrier(c);
+            if (c->index == 0)
+                bench_counters_start();
         }
         for (int w = 0; w < o->window; w++) {
             char *p = buf + (size_t) w * (size_t) run->size;
@@ -48,6 +50,8 @@ static void thread_fn(bench_thread_ctx_t * c)
         else
             MPI_Send(NULL, 0, MPI_BYTE, peer, ack_tag, c->comm);
     }
+    if (c->index == 0)
+        run->instructions = bench_counters_stop();
     bench_thread_barrier(c);
     if (c->index == 0)
         run->t_end = MPI_Wtime();
@@ -61,10 +65,18 @@ int main(int argc, char **argv)
         .window = 64, .per_thread_comm = 1, .wildcard = "none", .order = "posted-first"
     };
     bench_init(&argc, &argv, &o, MPI_THREAD_MULTIPLE);
+    int *tag_ub, flag;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+    if (flag && 2 * o.threads > *tag_ub)
+        bench_fail("--threads %d needs tags up to %d; MPI_TAG_UB is %d", o.threads, 2 * o.threads,
+                   *tag_ub);
     if (o.nsizes == 0) {
         o.sizes[o.nsizes++] = 8;
         o.sizes[o.nsizes++] = 64;
     }
+    for (int i = 0; i < o.nsizes; i++)
+        if ((double) o.sizes[i] * o.window > (double) (1L << 32))
+            bench_fail("--sizes x --window: at most 4 GiB of buffers per thread");
     bench_thread_ctx_t *ctx = calloc((size_t) o.threads, sizeof(*ctx));
     char params[160], bcase[96];
     snprintf(params, sizeof(params), "threads=%d window=%d iters=%d warmup=%d %s",
@@ -74,15 +86,13 @@ int main(int argc, char **argv)
              o.per_thread_comm ? "comm" : "tag");
     bench_print_header(&o, params);
     for (int i = 0; i < o.nsizes; i++) {
-        run_t run = {.size = o.sizes[i] };
-        bench_counters_start();
+        run_t run = {.size = o.sizes[i],.instructions = -1 };
         bench_run_threads(&o, thread_fn, &run, ctx);
-        long long ins = bench_counters_stop();
         double msgs = (double) o.threads * o.iters * o.window;
         bench_row(&o, bcase, o.sizes[i], "msg_rate", msgs / (run.t_end - run.t_start), "msg/s");
-        if (ins >= 0 && o.threads == 1)
+        if (run.instructions >= 0 && o.threads == 1)
             bench_row(&o, bcase, o.sizes[i], "instructions",
-                      (double) ins / ((o.iters + o.warmup) * (double) o.window), "ins/msg");
+                      (double) run.instructions / ((double) o.iters * o.window), "ins/msg");
     }
     free(ctx);
     bench_finalize(&o);

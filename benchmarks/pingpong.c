@@ -42,10 +42,12 @@ static double bandwidth_MBps(const bench_opts_t * o, char *buf, long size, MPI_R
             t0 = MPI_Wtime();
         }
         for (int w = 0; w < o->window; w++) {
+            /* Pending receives must not overlap: one slice each. */
+            char *p = buf + (size_t) w * (size_t) size;
             if (o->rank == 0)
-                MPI_Isend(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &reqs[w]);
+                MPI_Isend(p, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &reqs[w]);
             else
-                MPI_Irecv(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &reqs[w]);
+                MPI_Irecv(p, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &reqs[w]);
         }
         MPI_Waitall(o->window, reqs, MPI_STATUSES_IGNORE);
         if (o->rank == 0)
@@ -70,9 +72,9 @@ int main(int argc, char **argv)
     long max = 0;
     for (int i = 0; i < o.nsizes; i++)
         max = o.sizes[i] > max ? o.sizes[i] : max;
-    if (max > (1L << 30))
-        bench_fail("--sizes: at most 1 GiB per message");
-    char *buf = bench_alloc((size_t) max);
+    if ((double) max * o.window > (double) (1L << 32))
+        bench_fail("--sizes x --window: at most 4 GiB of receive buffers");
+    char *buf = bench_alloc((size_t) max * (size_t) o.window);
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t) o.window);
 
     char params[128];

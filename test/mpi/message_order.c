@@ -7,6 +7,7 @@
  */
 #include "mpitest.h"
 #include <pthread.h>
+#include <string.h>
 
 #define N 2000
 
@@ -29,22 +30,25 @@ static void *thread_b(void *arg)
 static void receive_in_order(int src, int tag, int prepost, const char *what)
 {
     static int vals[N];
+    static MPI_Status st[N];
     MPI_Request reqs[N];
+    memset(vals, 0xff, sizeof(vals));   /* no value left over from the last case */
     if (prepost) {
         for (int i = 0; i < N; i++)
             MPI_Irecv(&vals[i], 1, MPI_INT, src, tag, MPI_COMM_WORLD, &reqs[i]);
         MPI_Barrier(MPI_COMM_WORLD);
-        MPI_Waitall(N, reqs, MPI_STATUSES_IGNORE);
+        MPI_Waitall(N, reqs, st);
     } else {
         MPI_Barrier(MPI_COMM_WORLD);
         /* Let the messages arrive unexpected before receiving them. */
         MPI_Recv(NULL, 0, MPI_BYTE, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (int i = 0; i < N; i++)
-            MPI_Recv(&vals[i], 1, MPI_INT, src, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&vals[i], 1, MPI_INT, src, tag, MPI_COMM_WORLD, &st[i]);
     }
     for (int i = 0; i < N; i++)
-        if (vals[i] != i) {
-            MT_CHECK(0, "%s: message %d carries %d", what, i, vals[i]);
+        if (vals[i] != i || st[i].MPI_SOURCE != 0 || st[i].MPI_TAG != 5) {
+            MT_CHECK(0, "%s: message %d carries %d (source %d, tag %d)", what, i, vals[i],
+                     st[i].MPI_SOURCE, st[i].MPI_TAG);
             break;
         }
 }

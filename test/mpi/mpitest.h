@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int mt_errors;
+static _Atomic int mt_errors;     /* threads report errors too */
 
 #define MT_CHECK(cond, ...) \
     do { \
@@ -26,9 +26,9 @@ static int mt_errors;
 /* Sum the errors of all ranks; rank 0 reports. Returns the exit status. */
 static inline int mt_finish(void)
 {
-    int total = 0, rank;
+    int total = 0, rank, mine = mt_errors;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Reduce(&mt_errors, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mine, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         if (total)
             printf("Found %d errors\n", total);

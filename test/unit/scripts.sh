@@ -148,6 +148,8 @@ t_check unit/assemble-keeps-edits-intact "the refused assembly touched the edite
 expect_fail unit/regen-refuses-dirty "uncommitted edits" \
     env MPICH_CX_PATCH_DIR="$w/p_rt" MPICH_CX_SRC_DIR="$w/src_rt" "$scripts/regen-patches" "$t"
 git -C "$t" -c user.name=t -c user.email=t@t commit -qam 0002-readme-four.patch
+echo "line five" >> "$t/README"     # a second, adjacent commit of the same patch
+git -C "$t" -c user.name=t -c user.email=t@t commit -qm 0002-readme-four.patch README
 echo "/* edited */" >> "$t/src/util/cx/new.c"
 git -C "$t" -c user.name=t -c user.email=t@t commit -qam "edit an overlay file"
 MPICH_CX_PATCH_DIR="$w/p_rt" MPICH_CX_SRC_DIR="$w/src_rt" "$scripts/regen-patches" "$t" > "$w/regen.log" 2>&1
@@ -155,7 +157,8 @@ t_check unit/regen-series "series is not 0001 then 0002: $(cat "$w/p_rt/series" 
     bash -c '[ "$(grep -v "^#" "$1" | tr "\n" " ")" = "0001-readme.patch 0002-readme-four.patch " ]' _ "$w/p_rt/series"
 t_check unit/regen-src-copied-back "an edit to an overlay file did not reach src/" \
     grep -q 'edited' "$w/src_rt/util/cx/new.c"
-t_check unit/regen-patch-content "0002 does not add line four" grep -qx '+line four' "$w/p_rt/0002-readme-four.patch"
+t_check unit/regen-patch-content "0002 does not add lines four and five (both commits)" \
+    bash -c 'grep -qx "+line four" "$1" && grep -qx "+line five" "$1"' _ "$w/p_rt/0002-readme-four.patch"
 t_check unit/regen-no-generated "a generated file leaked into the patches" \
     bash -c '! grep -q "configure\|README.in" "$1"/*.patch' _ "$w/p_rt"
 MPICH_CX_PATCH_DIR="$w/p_rt" MPICH_CX_SRC_DIR="$w/src_rt" \
