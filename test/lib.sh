@@ -32,8 +32,8 @@ t_run() {
     return 0
 }
 
-# t_expect NAME: PASS when the condition command succeeds, else FAIL with a message.
-t_check() {    # NAME MESSAGE-ON-FAILURE COMMAND...
+# t_check NAME MESSAGE COMMAND...: PASS when the command succeeds, else FAIL with MESSAGE.
+t_check() {
     local name=$1 msg=$2; shift 2
     if "$@" >/dev/null 2>&1; then t_result PASS "$name"; else t_result FAIL "$name" "$msg"; fi
 }
