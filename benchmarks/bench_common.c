@@ -31,6 +31,9 @@ static void usage(const char *name, FILE * f)
             "  --order posted-first|unexpected-first  receives before or after the messages\n"
             "  --wildcard none|any-source|any-tag\n"
             "  --seed S          shuffle seed\n"
+            "  --peer remote|self  mt_msgrate: rank 0's threads talk to rank 1, or each to\n"
+            "                    itself while rank 1 sleeps outside MPI (contention on 2 cores\n"
+            "                    without oversubscription)\n"
             "  --quick           small sizes and few iterations (smoke test)\n"
             "Output: '#' lines, then CSV rows bench,case,x,metric,value,unit (rank 0).\n", name);
 }
@@ -105,6 +108,7 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
 {
     static const char *const orders[] = { "posted-first", "unexpected-first", NULL };
     static const char *const wildcards[] = { "none", "any-source", "any-tag", NULL };
+    static const char *const peers[] = { "remote", "self", NULL };
     static const struct option longopts[] = {
         {"iters", required_argument, 0, 'i'},
         {"warmup", required_argument, 0, 'u'},
@@ -117,6 +121,7 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
         {"order", required_argument, 0, 'o'},
         {"wildcard", required_argument, 0, 'a'},
         {"seed", required_argument, 0, 'r'},
+        {"peer", required_argument, 0, 'p'},
         {"quick", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}
@@ -138,6 +143,11 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
             case 'o': o->order = one_of(name, "order", optarg, orders); break;
             case 'a': o->wildcard = one_of(name, "wildcard", optarg, wildcards); break;
             case 'r': o->seed = (unsigned) parse_long(name, "seed", optarg, 0, UINT_MAX); break;
+            case 'p':
+                if (!o->peer)
+                    die_usage(name, "--peer is not an option of %s", name);
+                o->peer = one_of(name, "peer", optarg, peers);
+                break;
             case 'q': o->quick = 1; break;
             case 'h': usage(name, stdout); exit(0);
             default: die_usage(name, "unknown option '%s'", (*argv)[optind - 1]);

@@ -29,6 +29,7 @@ typedef struct {
     long counts[BENCH_MAX_LIST];
     const char *wildcard;       /* none | any-source | any-tag */
     const char *order;          /* posted-first | unexpected-first */
+    const char *peer;           /* remote | self (mt_msgrate) */
     int per_thread_comm;        /* 1: a communicator per thread, 0: a tag per thread */
     int quick;                  /* smoke-test sizes */
     unsigned seed;              /* for shuffles */

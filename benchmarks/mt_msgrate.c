@@ -4,11 +4,18 @@
  * which receives them and acknowledges each window. Threads keep their traffic
  * apart with a communicator each (default) or a tag each. Reports the
  * aggregate messages per second of all threads.
+ *
+ * --peer self: each thread of rank 0 sends its window to itself and receives
+ * it, while rank 1 sleeps outside MPI; T threads then contend for rank 0's
+ * VCI on T cores without a busy peer (contention without oversubscription on
+ * a 2-core machine with T=2).
  */
 #include "bench_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 typedef struct {
     long size;
@@ -25,6 +32,25 @@ static void thread_fn(bench_thread_ctx_t * c)
     char *buf = bench_alloc((size_t) run->size * (size_t) o->window);
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t) o->window);
 
+    int self = !strcmp(o->peer, "self");
+    MPI_Request *sreqs = malloc(sizeof(MPI_Request) * (size_t) o->window);
+    char *sbuf = self ? bench_alloc((size_t) run->size * (size_t) o->window) : NULL;
+    if (self && o->rank == 1) {
+        /* asleep outside MPI until rank 0 is done */
+        if (c->index == 0) {
+            MPI_Request done;
+            int flag = 0;
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Ibarrier(MPI_COMM_WORLD, &done);
+            while (!flag) {
+                nanosleep(&(struct timespec) {.tv_nsec = 2000000}, NULL);
+                MPI_Test(&done, &flag, MPI_STATUS_IGNORE);
+            }
+        }
+        goto out;
+    }
+    if (self)
+        peer = o->rank;
     for (int i = -o->warmup; i < o->iters; i++) {
         if (i == 0) {
             /* All threads of both ranks start the timed phase together. */
@@ -39,10 +65,18 @@ static void thread_fn(bench_thread_ctx_t * c)
         }
         for (int w = 0; w < o->window; w++) {
             char *p = buf + (size_t) w * (size_t) run->size;
-            if (o->rank == 0)
+            if (o->rank == 0 && !self)
                 MPI_Isend(p, (int) run->size, MPI_BYTE, peer, c->tag, c->comm, &reqs[w]);
             else
                 MPI_Irecv(p, (int) run->size, MPI_BYTE, peer, c->tag, c->comm, &reqs[w]);
+        }
+        if (self) {
+            for (int w = 0; w < o->window; w++)
+                MPI_Isend(sbuf + (size_t) w * (size_t) run->size, (int) run->size, MPI_BYTE,
+                          peer, c->tag, c->comm, &sreqs[w]);
+            MPI_Waitall(o->window, sreqs, MPI_STATUSES_IGNORE);
+            MPI_Waitall(o->window, reqs, MPI_STATUSES_IGNORE);
+            continue;
         }
         MPI_Waitall(o->window, reqs, MPI_STATUSES_IGNORE);
         if (o->rank == 0)
@@ -55,6 +89,14 @@ static void thread_fn(bench_thread_ctx_t * c)
     bench_thread_barrier(c);
     if (c->index == 0)
         run->t_end = MPI_Wtime();
+    if (self && c->index == 0) {
+        MPI_Request done;
+        MPI_Ibarrier(MPI_COMM_WORLD, &done);
+        MPI_Wait(&done, MPI_STATUS_IGNORE);
+    }
+  out:
+    free(sbuf);
+    free(sreqs);
     free(reqs);
     free(buf);
 }
@@ -62,7 +104,8 @@ static void thread_fn(bench_thread_ctx_t * c)
 int main(int argc, char **argv)
 {
     bench_opts_t o = {.name = "mt_msgrate", .iters = 2000, .warmup = 100, .threads = 1,
-        .window = 64, .per_thread_comm = 1, .wildcard = "none", .order = "posted-first"
+        .window = 64, .per_thread_comm = 1, .wildcard = "none", .order = "posted-first",
+        .peer = "remote"
     };
     bench_init(&argc, &argv, &o, MPI_THREAD_MULTIPLE);
     int *tag_ub, flag;
@@ -79,11 +122,11 @@ int main(int argc, char **argv)
             bench_fail("--sizes x --window: at most 4 GiB of buffers per thread");
     bench_thread_ctx_t *ctx = calloc((size_t) o.threads, sizeof(*ctx));
     char params[160], bcase[96];
-    snprintf(params, sizeof(params), "threads=%d window=%d iters=%d warmup=%d %s",
+    snprintf(params, sizeof(params), "threads=%d window=%d iters=%d warmup=%d %s peer=%s",
              o.threads, o.window, o.iters, o.warmup,
-             o.per_thread_comm ? "comm-per-thread" : "tag-per-thread");
-    snprintf(bcase, sizeof(bcase), "threads=%d window=%d %s", o.threads, o.window,
-             o.per_thread_comm ? "comm" : "tag");
+             o.per_thread_comm ? "comm-per-thread" : "tag-per-thread", o.peer);
+    snprintf(bcase, sizeof(bcase), "threads=%d window=%d %s%s", o.threads, o.window,
+             o.per_thread_comm ? "comm" : "tag", strcmp(o.peer, "self") ? "" : " self");
     bench_print_header(&o, params);
     for (int i = 0; i < o.nsizes; i++) {
         run_t run = {.size = o.sizes[i],.instructions = -1 };

@@ -43,3 +43,22 @@ t_mpi_env() {
     export FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo
     export HYDRA_HOST_FILE=/dev/null
 }
+
+# The thread-safety configurations the tests cover: "LABEL|CVAR=VALUE ...".
+# A build configured with --enable-ch4-mt=runtime selects each at MPI_Init.
+T_MODELS=(
+    "direct-mutex|"
+    "direct-ticket|MPIR_CVAR_CH4_VCI_LOCK=ticket"
+    "direct-mcs|MPIR_CVAR_CH4_VCI_LOCK=mcs"
+    "direct-clh|MPIR_CVAR_CH4_VCI_LOCK=clh"
+    "direct-clhub|MPIR_CVAR_CH4_VCI_LOCK=clhub"
+    "direct-hclhub|MPIR_CVAR_CH4_VCI_LOCK=hclhub MPIR_CVAR_CX_FAKE_NUMA_NODES=2"
+    "lockq|MPIR_CVAR_CH4_MT_MODEL=lockq"
+    "lockq-mcs|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_VCI_LOCK=mcs"
+    "csync|MPIR_CVAR_CH4_MT_MODEL=csync"
+)
+
+# t_runtime_build PREFIX: true when the installed MPICH-CX selects models at run time.
+t_runtime_build() {
+    "$1/bin/mpichversion" 2>/dev/null | grep -q -- '--enable-ch4-mt=runtime'
+}

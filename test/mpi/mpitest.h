@@ -23,6 +23,36 @@ static _Atomic int mt_errors;     /* threads report errors too */
         } \
     } while (0)
 
+/* Current value of an unsigned long long MPI_T counter pvar, or -1 when the
+ * library has no pvar of that name. */
+static inline long long mt_pvar_read(const char *name)
+{
+    int provided, idx;
+    long long result = -1;
+    MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided);
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS) {
+        MPI_T_pvar_session session;
+        MPI_T_pvar_handle handle;
+        int count;
+        unsigned long long value = 0;
+        MPI_T_pvar_session_create(&session);
+        MPI_T_pvar_handle_alloc(session, idx, NULL, &handle, &count);
+        if (MPI_T_pvar_read(session, handle, &value) == MPI_SUCCESS)
+            result = (long long) value;
+        MPI_T_pvar_handle_free(session, &handle);
+        MPI_T_pvar_session_free(&session);
+    }
+    MPI_T_finalize();
+    return result;
+}
+
+/* The model this run selected (MPIR_CVAR_CH4_MT_MODEL), "direct" when unset. */
+static inline const char *mt_model(void)
+{
+    const char *m = getenv("MPIR_CVAR_CH4_MT_MODEL");
+    return m && *m ? m : "direct";
+}
+
 /* Sum the errors of all ranks; rank 0 reports. Returns the exit status. */
 static inline int mt_finish(void)
 {

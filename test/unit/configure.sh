@@ -40,6 +40,20 @@ expect_configure_fail configure-missing-ucx "UCX development files not found" \
 
 expect_configure_fail configure-relative-baseline-prefix "needs an absolute directory" -- --with-baseline-prefix=rel/dir
 
+# Thread-safety models and VCI locks: bad values and a conflicting granularity.
+expect_configure_fail configure-bad-mt-model "--enable-ch4-mt=lockfree is not a thread-safety model" -- --enable-ch4-mt=lockfree
+expect_configure_fail configure-bad-vci-lock "--with-ch4-vci-lock=spin is not a lock" -- --with-ch4-vci-lock=spin
+expect_configure_fail configure-mt-needs-per-vci "need per-VCI critical sections.*--enable-thread-cs=per-vci" \
+    -- --enable-ch4-mt=lockq --enable-thread-cs=global
+d=$w/mt; mkdir -p "$d"
+if (cd "$d" && "$repo/configure" --prefix="$w/p" --enable-ch4-mt=runtime) > "$d/log" 2>&1; then
+    t_check unit/configure-mt-adds-per-vci "--enable-ch4-mt=runtime did not add --enable-thread-cs=per-vci" \
+        bash -c 'grep -qx -- "--enable-ch4-mt=runtime" "$1" && grep -qx -- "--enable-thread-cs=per-vci" "$1"' \
+        _ "$d/mpich-configure.args"
+else
+    t_result FAIL unit/configure-mt-adds-per-vci "configure failed: $(tail -n 3 "$d/log")"
+fi
+
 # The MPICH argument list: our defaults first, the user's arguments after.
 d=$w/ok; mkdir -p "$d"
 if (cd "$d" && "$repo/configure" --prefix="$w/p" --with-device=ch4:ucx --enable-g=dbg 'CFLAGS=-O1 -g') \

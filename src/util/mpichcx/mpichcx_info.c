@@ -7,14 +7,25 @@
 
 /* One row per MPICH-CX extension compiled into this library; each extension
  * adds its row under its own configure macro. is_active reports the run-time
- * choice (CVARs), and is called only after MPI_Init has read them. */
+ * choice (CVARs), and is called only after MPI_Init has read them; describe,
+ * when set, says what is active instead of the word "active". */
 typedef struct {
     const char *name;
     int (*is_active) (void);
+    const char *(*describe) (void);
 } MPIR_CX_extension_t;
 
+#ifdef MPIDI_CX_DEFAULT_MT
+/* CH4's thread-safety models and VCI locks (src/mpid/ch4/src/cx_mt.c) */
+int MPIDI_CX_mt_is_active(void);
+const char *MPIDI_CX_mt_describe(void);
+#endif
+
 static const MPIR_CX_extension_t cx_extensions[] = {
-    {NULL, NULL}        /* sentinel: keeps the array non-empty */
+#ifdef MPIDI_CX_DEFAULT_MT
+    {"thread-safety", MPIDI_CX_mt_is_active, MPIDI_CX_mt_describe},
+#endif
+    {NULL, NULL, NULL}  /* sentinel: keeps the array non-empty */
 };
 
 int MPIR_CX_info_string(char *buf, int len)
@@ -41,7 +52,8 @@ int MPIR_CX_info_string(char *buf, int len)
         int active = MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__UNINITIALIZED
             && cx_extensions[i].is_active();
         CX_APPEND("%s%s (%s)", i ? ", " : "", cx_extensions[i].name,
-                  active ? "active" : "inactive");
+                  !active ? "inactive" : cx_extensions[i].describe ?
+                  cx_extensions[i].describe() : "active");
     }
     CX_APPEND("\n");
 #undef CX_APPEND

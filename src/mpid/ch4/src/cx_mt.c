@@ -1,0 +1,610 @@
+/*
+ * MPICH-CX thread-safety models (see cx_mt.h): selection at MPI_Init, the
+ * LockQ queue and its proxy requests, CSync combining, and their MPI_T pvars.
+ */
+#include "mpidimpl.h"
+#include "cx_mt.h"
+#include "cx_topology.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories :
+    - name : CH4_CX
+      description : MPICH-CX thread-safety models
+
+cvars:
+    - name        : MPIR_CVAR_CH4_VCI_LOCK
+      category    : CH4_CX
+      type        : string
+      default     : ""
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        The lock under each VCI critical section (requires
+        --enable-thread-cs=per-vci): mutex (MPICH's pthread mutex), ticket,
+        mcs, clh, clhub (priority lock with unbounded bias), hclhub (clhub
+        with a NUMA cohort lock). Empty selects the configure default
+        (--with-ch4-vci-lock). The csync model always uses its combining lock.
+
+    - name        : MPIR_CVAR_CH4_CX_MAX_COMBINE
+      category    : CH4_CX
+      type        : int
+      default     : 1024
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        lockq and csync: the most queued operations one lock holder runs for
+        other threads before it hands on (1 or more).
+
+    - name        : MPIR_CVAR_CH4_CX_TEST_MAX_FAILURES
+      category    : CH4_CX
+      type        : int
+      default     : 64
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        lockq: consecutive failed progress try-locks a thread tolerates before
+        it takes the VCI lock blocking, so a repeated MPI_Test always
+        progresses (1 or more).
+
+    - name        : MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL
+      category    : CH4_CX
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_MPIDEV_DETAIL
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Debugging: percent (0-100) of lockq issue try-locks that fail on
+        purpose, so tests drive the enqueue path.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+MPIDI_CX_global_t MPIDI_CX_global;
+_Thread_local cx_test_backoff_t MPIDI_CX_test_backoff;
+
+static const char *const mt_names[MPIDI_CX_NUM_MT] = { "direct", "lockq", "csync" };
+
+const char *MPIDI_CX_mt_name(int model)
+{
+    return (model >= 0 && model < MPIDI_CX_NUM_MT) ? mt_names[model] : "(invalid)";
+}
+
+/* MPI_Get_library_version's line: the model and lock this run uses. */
+int MPIDI_CX_mt_is_active(void)
+{
+    return 1;   /* a model is always in use; direct+mutex is MPICH's own */
+}
+
+const char *MPIDI_CX_mt_describe(void)
+{
+    static char buf[64];
+    snprintf(buf, sizeof(buf), "model %s, VCI lock %s", MPIDI_CX_mt_name(MPIDI_CX_global.model),
+             MPIDU_CX_lock_name(MPIDI_CX_global.lock_kind));
+    return buf;
+}
+
+/* ---- selection --------------------------------------------------------- */
+
+static int invalid_value(const char *cvar, const char *value, const char *valid)
+{
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s",
+                                value, cvar, valid);
+}
+
+static int positive_cvar(const char *name, int value, unsigned *out)
+{
+    if (value < 1) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%d", value);
+        return invalid_value(name, buf, "an integer of 1 or more");
+    }
+    *out = (unsigned) value;
+    return MPI_SUCCESS;
+}
+
+/* Reads the model and lock CVARs.  *consumed tells the caller (CH4's own
+ * runtime selection) that the model name was one of ours. */
+int MPIDI_CX_init(bool * consumed)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const char *name = MPIR_CVAR_CH4_MT_MODEL;
+
+    *consumed = false;
+    MPIDI_CX_global.model = MPIDI_CX_DEFAULT_MT;
+    if (name[0]) {
+        int m;
+        for (m = 0; m < MPIDI_CX_NUM_MT; m++)
+            if (!strcasecmp(name, mt_names[m]))
+                break;
+        if (!strcasecmp(name, "handoff")) {
+            /* MPICH 4.0.2 compiles its work queues out (ch4i_workq_types.h) */
+            return invalid_value("MPIR_CVAR_CH4_MT_MODEL", name,
+                                 "direct, lockq, csync, lockless (handoff is disabled in MPICH 4.0.2)");
+        }
+#ifdef MPIDI_CH4_USE_MT_RUNTIME
+        if (m == MPIDI_CX_NUM_MT && strcasecmp(name, "lockless"))
+            return invalid_value("MPIR_CVAR_CH4_MT_MODEL", name, "direct, lockq, csync, lockless");
+        if (m < MPIDI_CX_NUM_MT) {
+            MPIDI_CX_global.model = m;
+            MPIDI_global.settings.mt_model = MPIDI_CH4_MT_DIRECT;
+            *consumed = true;
+        }
+#else
+        if (m < MPIDI_CX_NUM_MT && m != MPIDI_CX_DEFAULT_MT)
+            return invalid_value("MPIR_CVAR_CH4_MT_MODEL", name,
+                                 MPIDI_CX_DEFAULT_MT_NAME
+                                 " (this build; configure --enable-ch4-mt=runtime to choose at run time)");
+        *consumed = (m < MPIDI_CX_NUM_MT);
+#endif
+    } else {
+#ifdef MPIDI_CH4_USE_MT_RUNTIME
+        MPIDI_global.settings.mt_model = MPIDI_CH4_MT_DIRECT;
+#endif
+        *consumed = true;
+    }
+
+    name = MPIR_CVAR_CH4_VCI_LOCK[0] ? MPIR_CVAR_CH4_VCI_LOCK : MPIDI_CX_DEFAULT_VCI_LOCK;
+    MPIDI_CX_global.lock_kind = MPIDU_CX_lock_parse(name);
+    if (MPIDI_CX_global.lock_kind < 0 || MPIDI_CX_global.lock_kind == MPIDU_CX_LOCK_DSM)
+        return invalid_value("MPIR_CVAR_CH4_VCI_LOCK", name,
+                             "mutex, ticket, mcs, clh, clhub, hclhub");
+    if (MPIDI_CX_global.model == MPIDI_CX_MT_CSYNC)
+        MPIDI_CX_global.lock_kind = MPIDU_CX_LOCK_DSM;
+
+    mpi_errno = positive_cvar("MPIR_CVAR_CH4_CX_MAX_COMBINE", MPIR_CVAR_CH4_CX_MAX_COMBINE,
+                              &MPIDI_CX_global.max_combine);
+    if (mpi_errno)
+        return mpi_errno;
+    mpi_errno = positive_cvar("MPIR_CVAR_CH4_CX_TEST_MAX_FAILURES",
+                              MPIR_CVAR_CH4_CX_TEST_MAX_FAILURES,
+                              &MPIDI_CX_global.test_max_failures);
+    if (mpi_errno)
+        return mpi_errno;
+    MPIDI_CX_global.test_max_delay = 1024;
+    if (MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL < 0 || MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL > 100) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%d", MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL);
+        return invalid_value("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL", buf, "0 to 100");
+    }
+    MPIDI_CX_global.force_trylock_fail = MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL;
+    return MPI_SUCCESS;
+}
+
+static void lockq_drain(MPIDU_cx_lock_t * lock);
+static void csync_apply(void *req, void *ctx);
+static void register_pvars(void);
+
+/* After MPICH created the VCI mutexes: put a CX lock (and queue) under each. */
+int MPIDI_CX_init_vcis(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    bool stock = (MPIDI_CX_global.model == MPIDI_CX_MT_DIRECT &&
+                  MPIDI_CX_global.lock_kind == MPIDU_CX_LOCK_MUTEX);
+#if MPICH_THREAD_GRANULARITY == MPICH_THREAD_GRANULARITY__VCI
+    int numa = 1;
+    if (stock)
+        goto fn_exit;   /* MPICH's own path, untouched */
+    if (MPIDI_CX_global.lock_kind == MPIDU_CX_LOCK_HCLHUB)
+        numa = MPIR_CX_topology_init();
+    for (int i = 0; i < MPIDI_global.n_vcis; i++) {
+        MPIDU_cx_lock_t *l = MPL_aligned_alloc(CX_CACHELINE_SIZE,
+                                               MPL_ROUND_UP_ALIGN(sizeof(*l), CX_CACHELINE_SIZE),
+                                               MPL_MEM_THREAD);
+        MPIR_ERR_CHKANDJUMP(!l, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        MPIR_ERR_CHKANDJUMP(MPIDU_CX_lock_init(l, MPIDI_CX_global.lock_kind, i, numa),
+                            mpi_errno, MPI_ERR_OTHER, "**nomem");
+        if (l->kind == MPIDU_CX_LOCK_DSM) {
+            l->u.dsm.max_combine = MPIDI_CX_global.max_combine;
+            l->u.dsm.apply = csync_apply;
+            l->u.dsm.ctx = l;
+        }
+        if (MPIDI_CX_global.model == MPIDI_CX_MT_LOCKQ) {
+            cx_lockq_t *q = MPL_aligned_alloc(CX_CACHELINE_SIZE,
+                                              MPL_ROUND_UP_ALIGN(sizeof(*q), CX_CACHELINE_SIZE),
+                                              MPL_MEM_THREAD);
+            MPIR_ERR_CHKANDJUMP(!q, mpi_errno, MPI_ERR_OTHER, "**nomem");
+            MPIR_ERR_CHKANDJUMP(cx_lockq_init(q, MPIDI_CX_global.max_combine),
+                                mpi_errno, MPI_ERR_OTHER, "**nomem");
+            l->queue = q;
+            l->drain = lockq_drain;
+            MPIDI_CX_global.queues[i] = q;
+        }
+        MPIDI_CX_global.locks[i] = l;
+        MPIDI_VCI(i).lock.cx = l;
+    }
+#else
+    MPIR_ERR_CHKANDJUMP(!stock, mpi_errno, MPI_ERR_OTHER, "**cx|needpervci");
+#endif
+  fn_exit:
+    register_pvars();
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static void free_request_caches(void);
+
+/* Before MPICH destroys the VCI mutexes and request pools. */
+void MPIDI_CX_finalize(void)
+{
+    free_request_caches();
+    for (int i = 0; i < MPIDI_CH4_MAX_VCIS; i++) {
+        MPIDU_cx_lock_t *l = MPIDI_CX_global.locks[i];
+        if (!l)
+            continue;
+        MPIR_Assert(MPIDI_CX_global.issued[i] == NULL);
+        MPIDI_VCI(i).lock.cx = NULL;
+        if (l->queue) {
+            cx_lockq_destroy(l->queue);
+            MPL_free(l->queue);
+        }
+        MPIDU_CX_lock_destroy(l);
+        MPL_free(l);
+        MPIDI_CX_global.locks[i] = NULL;
+        MPIDI_CX_global.queues[i] = NULL;
+    }
+}
+
+/* ---- the debug knob ------------------------------------------------------ */
+
+bool MPIDI_CX_force_trylock_failure(void)
+{
+    static _Thread_local uint64_t x;
+    if (!x)
+        x = 0x9e3779b97f4a7c15ULL ^ (uint64_t) (uintptr_t) & x;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    if ((int) (x % 100) < MPIDI_CX_global.force_trylock_fail) {
+        MPIDI_CX_global.n_forced_failures++;
+        return true;
+    }
+    return false;
+}
+
+/* ---- proxy requests ------------------------------------------------------ */
+
+/* A queued operation must hand the user a request at once, but taking one
+ * from the VCI's pool needs the VCI lock the issuer just failed to get.  So
+ * each thread keeps a few requests per VCI, refilled while it holds the lock
+ * (paper §2.2 also uses a per-thread request cache). */
+#define REQ_CACHE_SIZE 32
+
+typedef struct req_cache {
+    struct req_cache *next_cache;
+    int vci;
+    int n;
+    MPIR_Request *reqs[REQ_CACHE_SIZE];
+} req_cache_t;
+
+static _Thread_local req_cache_t *req_caches[MPIDI_CH4_MAX_VCIS];
+static req_cache_t *all_caches;
+static pthread_mutex_t all_caches_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* Under the VCI lock. */
+static req_cache_t *refill_request_cache(int vci)
+{
+    req_cache_t *c = req_caches[vci];
+    if (!c) {
+        c = MPL_calloc(1, sizeof(*c), MPL_MEM_THREAD);
+        if (!c)
+            return NULL;
+        c->vci = vci;
+        pthread_mutex_lock(&all_caches_mutex);
+        c->next_cache = all_caches;
+        all_caches = c;
+        pthread_mutex_unlock(&all_caches_mutex);
+        req_caches[vci] = c;
+    }
+    while (c->n < REQ_CACHE_SIZE) {
+        MPIR_Request *r = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND, vci, 1);
+        if (!r)
+            break;
+        c->reqs[c->n++] = r;
+    }
+    return c;
+}
+
+static void free_request_caches(void)
+{
+    pthread_mutex_lock(&all_caches_mutex);
+    while (all_caches) {
+        req_cache_t *c = all_caches;
+        all_caches = c->next_cache;
+        while (c->n > 0)
+            MPIR_Request_free_unsafe(c->reqs[--c->n]);
+        MPL_free(c);
+    }
+    pthread_mutex_unlock(&all_caches_mutex);
+    memset(req_caches, 0, sizeof(req_caches));  /* this thread's; others' are gone with the list */
+}
+
+/* A fresh request as MPIR_Request_create_from_pool would return it: one
+ * reference for the user, one for completion. */
+static MPIR_Request *take_cached_request(req_cache_t * c, MPIR_Request_kind_t kind)
+{
+    MPIR_Request *r = c->reqs[--c->n];
+    MPIR_Object_set_ref(r, 2);
+    r->kind = kind;
+    MPIR_cc_set(&r->cc, 1);
+    r->cc_ptr = &r->cc;
+    r->completion_notification = NULL;
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    MPIR_STATUS_SET_CANCEL_BIT(r->status, FALSE);
+    MPIR_STATUS_SET_COUNT(r->status, 0);
+    r->comm = NULL;
+    MPID_Request_create_hook(r);
+    return r;
+}
+
+/* ---- LockQ --------------------------------------------------------------- */
+
+static int issue_direct(MPIDI_CX_descr_t * d, MPIR_Request ** req)
+{
+    switch (d->op) {
+        case MPIDI_CX_OP_ISEND:
+            return MPIDI_isend_direct(d->send_buf, d->count, d->datatype, d->rank, d->tag,
+                                      d->comm, d->context_offset, d->av, req);
+        case MPIDI_CX_OP_ISSEND:
+            return MPIDI_issend_direct(d->send_buf, d->count, d->datatype, d->rank, d->tag,
+                                       d->comm, d->context_offset, d->av, req);
+        case MPIDI_CX_OP_IRECV:
+            return MPIDI_irecv_direct(d->recv_buf, d->count, d->datatype, d->rank, d->tag,
+                                      d->comm, d->context_offset, d->av, req);
+    }
+    MPIR_Assert(0);
+    return MPI_ERR_INTERN;
+}
+
+/* The issuer failed the try-lock: give the user a proxy request and queue
+ * the operation.  The datatype and communicator are referenced so the user
+ * may free them at once. */
+int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * dd, MPIR_Request ** req)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int vci = dd->vci;
+    req_cache_t *c = req_caches[vci];
+
+    if (unlikely(!c || c->n == 0)) {
+        /* no proxy at hand: wait for the lock once, refill, issue directly */
+        MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
+        refill_request_cache(vci);
+        mpi_errno = issue_direct(dd, req);
+        MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+        MPIDI_CX_global.n_direct++;
+        return mpi_errno;
+    }
+
+    MPIDI_CX_descr_t *d = MPL_malloc(sizeof(*d), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!d, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    *d = *dd;
+    d->proxy = take_cached_request(c, d->op == MPIDI_CX_OP_IRECV ? MPIR_REQUEST_KIND__RECV
+                                   : MPIR_REQUEST_KIND__SEND);
+    d->proxy->dev.cx_descr = d;
+    d->real = NULL;
+    d->cancelled = 0;
+    d->next_issued = NULL;
+    MPIR_Datatype_add_ref_if_not_builtin(d->datatype);
+    MPIR_Comm_add_ref(d->comm);
+    *req = d->proxy;
+    MPIR_ERR_CHKANDJUMP(cx_lockq_post(MPIDI_CX_global.queues[vci], d), mpi_errno,
+                        MPI_ERR_OTHER, "**nomem");
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static void copy_status(MPIR_Request * to, MPIR_Request * from)
+{
+    to->status = from->status;
+}
+
+/* Under the VCI lock: the proxy is done; its descriptor goes with it. */
+static void complete_proxy(MPIDI_CX_descr_t * d)
+{
+    MPIR_Request *proxy = d->proxy;
+    proxy->dev.cx_descr = NULL;
+    MPL_free(d);
+    MPID_Request_complete(proxy);
+}
+
+/* Under the VCI lock: run one queued operation. */
+static void lockq_apply(void *descr, void *ctx)
+{
+    MPIDI_CX_descr_t *d = descr;
+    int vci = d->vci;
+
+    if (d->cancelled) {
+        MPIR_STATUS_SET_CANCEL_BIT(d->proxy->status, TRUE);
+        MPIR_STATUS_SET_COUNT(d->proxy->status, 0);
+    } else {
+        int err = issue_direct(d, &d->real);
+        if (err != MPI_SUCCESS) {
+            d->proxy->status.MPI_ERROR = err;
+        } else if (!MPIR_Request_is_complete(d->real)) {
+            d->next_issued = MPIDI_CX_global.issued[vci];
+            MPIDI_CX_global.issued[vci] = d;
+            d = NULL;   /* completes later, in MPIDI_CX_resolve_issued */
+        } else {
+            copy_status(d->proxy, d->real);
+            MPIR_Request_free_unsafe(d->real);
+        }
+    }
+    if (d) {
+        MPIR_Datatype_release_if_not_builtin(d->datatype);
+        MPIR_Comm_release(d->comm);
+        complete_proxy(d);
+    } else {
+        MPIR_Datatype_release_if_not_builtin(((MPIDI_CX_descr_t *) descr)->datatype);
+        MPIR_Comm_release(((MPIDI_CX_descr_t *) descr)->comm);
+    }
+}
+
+static void lockq_drain(MPIDU_cx_lock_t * lock)
+{
+    bool limit;
+    cx_lockq_combine(lock->queue, lockq_apply, NULL, &limit);
+    /* over MAX_COMBINE: the rest waits for the next holder (every
+     * completion call takes the lock, so it is not stranded) */
+}
+
+/* Under the VCI lock: complete proxies whose real request completed. */
+void MPIDI_CX_resolve_issued(int vci)
+{
+    MPIDI_CX_descr_t **pp = &MPIDI_CX_global.issued[vci];
+    while (*pp) {
+        MPIDI_CX_descr_t *d = *pp;
+        if (MPIR_Request_is_complete(d->real)) {
+            *pp = d->next_issued;
+            copy_status(d->proxy, d->real);
+            MPIR_Request_free_unsafe(d->real);
+            complete_proxy(d);
+        } else {
+            pp = &d->next_issued;
+        }
+    }
+}
+
+/* MPI_Cancel of a proxy: before issue it is simply not issued; after, the
+ * real request is cancelled and the proxy picks up its status. */
+int MPIDI_CX_cancel(MPIR_Request * req)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_CX_descr_t *d = req->dev.cx_descr;
+    int vci = MPIDI_Request_get_vci(req);
+
+    MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);    /* runs the queue: d is issued or done */
+    d = req->dev.cx_descr;
+    if (d && d->real) {
+        if (d->real->kind == MPIR_REQUEST_KIND__RECV)
+            mpi_errno = MPID_Cancel_recv(d->real);
+        else
+            mpi_errno = MPID_Cancel_send(d->real);
+        MPIDI_CX_resolve_issued(vci);
+    } else if (d) {
+        d->cancelled = 1;
+    }
+    MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+    return mpi_errno;
+}
+
+/* LockQ progress after the fast try-lock failed (or the backoff said wait). */
+bool MPIDI_CX_progress_tryenter_slow(int vci, int wait)
+{
+    cx_test_backoff_t *b = &MPIDI_CX_test_backoff;
+    MPIDI_CX_global.n_progress_trylock_failures++;
+    cx_test_backoff_failed(b, MPIDI_CX_global.test_max_delay);
+    if (cx_test_backoff_must_block(b, MPIDI_CX_global.test_max_failures)) {
+        MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
+        cx_test_backoff_succeeded(b);
+        return true;
+    }
+    if (wait)
+        cx_spin_wait(b->delay);
+    return false;
+}
+
+/* ---- CSync ----------------------------------------------------------------- */
+
+/* Run by whichever thread combines, under the DSM lock. */
+static void csync_apply(void *req, void *ctx)
+{
+    MPIDU_cx_lock_t *l = ctx;
+    MPIDI_CX_descr_t *d = req;
+    MPIDU_Thread_mutex_t *m = &MPIDI_VCI(l->index).lock;
+    /* the transport re-enters this VCI's section: make that a recursion */
+    MPL_thread_self(&m->owner);
+    m->count = 1;
+    d->mpi_errno = issue_direct(d, d->reqp);
+    m->count = 0;
+    m->owner = 0;
+}
+
+int MPIDI_CX_csync_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req)
+{
+    MPIDU_cx_lock_t *l = MPIDI_CX_global.locks[d->vci];
+    d->reqp = req;
+    cx_dsm_synch(&l->u.dsm, MPIDU_CX_dsm_thread(l), d);
+    return d->mpi_errno;
+}
+
+/* ---- MPI_T ----------------------------------------------------------------- */
+
+static unsigned long long pvar_sum(int which)
+{
+    unsigned long long sum = 0;
+    for (int i = 0; i < MPIDI_CH4_MAX_VCIS; i++) {
+        MPIDU_cx_lock_t *l = MPIDI_CX_global.locks[i];
+        cx_lockq_t *q = MPIDI_CX_global.queues[i];
+        if (!l)
+            continue;
+        switch (which) {
+            case 0:
+                sum += q ? atomic_load_explicit(&q->enqueued, memory_order_relaxed) : 0;
+                break;
+            case 1:
+                sum += q ? atomic_load_explicit(&q->combined, memory_order_relaxed)
+                    : (l->kind == MPIDU_CX_LOCK_DSM ?
+                       atomic_load_explicit(&l->u.dsm.combined, memory_order_relaxed) : 0);
+                break;
+            case 2:
+                sum += q ? atomic_load_explicit(&q->batches, memory_order_relaxed)
+                    : (l->kind == MPIDU_CX_LOCK_DSM ?
+                       atomic_load_explicit(&l->u.dsm.batches, memory_order_relaxed) : 0);
+                break;
+            case 3:
+                sum += l->trylock_failures;
+                break;
+        }
+    }
+    return sum;
+}
+
+#define PVAR_GETTER(name_, which_) \
+    static void name_(void *addr, void *obj, int count, void *buf) \
+    { *(unsigned long long *) buf = pvar_sum(which_); }
+PVAR_GETTER(get_enqueued, 0)
+PVAR_GETTER(get_combined, 1)
+PVAR_GETTER(get_batches, 2)
+PVAR_GETTER(get_trylock_failures, 3)
+
+static void register_pvars(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
+                              "cx_ops_enqueued", NULL, 1, MPI_T_ENUM_NULL,
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                              get_enqueued, NULL, "CH4_CX",
+                              "lockq: operations queued after a failed try-lock");
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
+                              "cx_ops_combined", NULL, 1, MPI_T_ENUM_NULL,
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                              get_combined, NULL, "CH4_CX",
+                              "lockq/csync: operations run by a lock holder for another thread");
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
+                              "cx_combine_batches", NULL, 1, MPI_T_ENUM_NULL,
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                              get_batches, NULL, "CH4_CX",
+                              "lockq/csync: combining rounds that ran at least one operation "
+                              "(cx_ops_combined / cx_combine_batches = mean batch size)");
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
+                              "cx_trylock_failures", NULL, 1, MPI_T_ENUM_NULL,
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                              get_trylock_failures, NULL, "CH4_CX",
+                              "VCI try-locks that failed (issue and progress)");
+}

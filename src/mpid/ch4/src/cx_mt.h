@@ -1,0 +1,135 @@
+/*
+ * MPICH-CX thread-safety models under CH4's per-VCI critical sections.
+ *
+ *   direct  MPICH's model: every operation takes its VCI lock (whose kind
+ *           MPIR_CVAR_CH4_VCI_LOCK picks) and issues directly.
+ *   lockq   Amer et al. ICS'19 §3.4: an issuing thread try-locks its VCI; on
+ *           failure it enqueues a descriptor and returns at once; every holder
+ *           of a VCI lock first runs that VCI's queue (FIFO), so operations of
+ *           synchronized threads keep their order.  Completion calls use a
+ *           try-lock with exponential backoff remembered across MPI_Test calls.
+ *   csync   the same paper §3.3: issue by DSM-Synch software combining (the
+ *           issuer waits until it, or the current combiner, ran the operation);
+ *           progress takes the combining lock with dsm_acquire.
+ */
+#ifndef CX_MT_H_INCLUDED
+#define CX_MT_H_INCLUDED
+
+enum {
+    MPIDI_CX_MT_DIRECT,
+    MPIDI_CX_MT_LOCKQ,
+    MPIDI_CX_MT_CSYNC,
+    MPIDI_CX_NUM_MT
+};
+
+enum {
+    MPIDI_CX_OP_ISEND,
+    MPIDI_CX_OP_ISSEND,
+    MPIDI_CX_OP_IRECV,
+};
+
+/* One operation handed to another thread: queued (LockQ, heap) or announced
+ * (CSync, the issuer's stack). */
+typedef struct MPIDI_CX_descr {
+    struct MPIDI_CX_descr *next_issued;         /* LockQ: the VCI's list of issued proxies */
+    int op;
+    int vci;
+    const void *send_buf;
+    void *recv_buf;
+    MPI_Aint count;
+    MPI_Datatype datatype;
+    int rank;
+    int tag;
+    MPIR_Comm *comm;
+    int context_offset;
+    MPIDI_av_entry_t *av;
+    /* LockQ: the request the user holds (a proxy) and the one the transport made */
+    MPIR_Request *proxy;
+    MPIR_Request *real;
+    int cancelled;              /* cancelled before it was issued */
+    /* CSync: where the issuer wants its request and error code */
+    MPIR_Request **reqp;
+    int mpi_errno;
+} MPIDI_CX_descr_t;
+
+typedef struct {
+    int model;                  /* MPIDI_CX_MT_* */
+    int lock_kind;              /* MPIDU_CX_LOCK_* */
+    int force_trylock_fail;     /* percent of issue try-locks failed on purpose (tests) */
+    unsigned max_combine;
+    unsigned test_max_failures;
+    unsigned test_max_delay;
+    MPIDU_cx_lock_t *locks[MPIDI_CH4_MAX_VCIS];
+    cx_lockq_t *queues[MPIDI_CH4_MAX_VCIS];
+    MPIDI_CX_descr_t *issued[MPIDI_CH4_MAX_VCIS];       /* under the VCI lock */
+    /* statistics behind the MPI_T pvars */
+    unsigned long long n_enqueued, n_direct, n_forced_failures, n_progress_trylock_failures;
+} MPIDI_CX_global_t;
+
+extern MPIDI_CX_global_t MPIDI_CX_global;
+extern _Thread_local cx_test_backoff_t MPIDI_CX_test_backoff;
+
+#define MPIDI_CX_MT MPIDI_CX_global.model
+
+int MPIDI_CX_init(bool * consumed);
+int MPIDI_CX_init_vcis(void);
+void MPIDI_CX_finalize(void);
+const char *MPIDI_CX_mt_name(int model);
+bool MPIDI_CX_force_trylock_failure(void);
+int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * d, MPIR_Request ** req);
+int MPIDI_CX_csync_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req);
+void MPIDI_CX_resolve_issued(int vci);
+int MPIDI_CX_cancel(MPIR_Request * req);
+bool MPIDI_CX_progress_tryenter_slow(int vci, int wait);
+
+/* Issue-path try-lock of LockQ; the debug CVAR can fail it on purpose. */
+MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_issue_tryenter(int vci)
+{
+    if (unlikely(MPIDI_CX_global.force_trylock_fail) && MPIDI_CX_force_trylock_failure())
+        return false;
+    return MPIDU_CX_cs_tryenter(&MPIDI_VCI(vci).lock);
+}
+
+/* Progress entry for a VCI with a CX lock.  Returns false when this progress
+ * call should skip the VCI (LockQ's try-lock failed and the backoff says come
+ * back later); true with the VCI lock held otherwise. */
+MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_progress_enter(int vci, int wait)
+{
+    if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ) {
+        if (cx_test_backoff_ready(&MPIDI_CX_test_backoff)
+            && MPIDU_CX_cs_tryenter(&MPIDI_VCI(vci).lock)) {
+            cx_test_backoff_succeeded(&MPIDI_CX_test_backoff);
+            return true;
+        }
+        return MPIDI_CX_progress_tryenter_slow(vci, wait);
+    }
+    /* a blocking wait's poll re-enters at low priority (priority locks) */
+    MPIDU_CX_cs_enter_prio(&MPIDI_VCI(vci).lock, wait);
+    return true;
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_exit(int vci)
+{
+    if (MPIDI_CX_global.issued[vci])
+        MPIDI_CX_resolve_issued(vci);
+    MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+}
+
+/* The VCI an operation's transport will lock (same hash as the netmods). */
+MPL_STATIC_INLINE_PREFIX int MPIDI_CX_send_vci(MPIR_Comm * comm, int rank, int tag)
+{
+    return MPIDI_get_vci(SRC_VCI_FROM_SENDER, comm, comm->rank, rank, tag) % MPIDI_global.n_vcis;
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_CX_recv_vci(MPIR_Comm * comm, int rank, int tag)
+{
+    return MPIDI_get_vci(DST_VCI_FROM_RECVER, comm, rank, comm->rank, tag) % MPIDI_global.n_vcis;
+}
+
+/* Fills a descriptor; only built when the operation leaves this thread. */
+#define MPIDI_CX_DESCR(op_, vci_, sbuf_, rbuf_, count_, dt_, rank_, tag_, comm_, ctx_, av_) \
+    ((MPIDI_CX_descr_t) { .op = (op_), .vci = (vci_), .send_buf = (sbuf_), .recv_buf = (rbuf_), \
+                          .count = (count_), .datatype = (dt_), .rank = (rank_), .tag = (tag_), \
+                          .comm = (comm_), .context_offset = (ctx_), .av = (av_) })
+
+#endif /* CX_MT_H_INCLUDED */

@@ -1,0 +1,233 @@
+/*
+ * MPICH-CX: the lock under a VCI critical section, chosen at MPI_Init.
+ *
+ * An MPIDU_Thread_mutex_t whose `cx` pointer is NULL behaves exactly as in
+ * MPICH (pthread mutex, recursion bookkeeping in owner/count).  CH4 points
+ * `cx` of each VCI lock at one of these when a CX thread-safety model or a
+ * non-default VCI lock is selected.  Every first acquisition then also runs
+ * the VCI's queued operations (LockQ and CSync), before the caller's own
+ * critical section: that is what keeps operations issued by synchronized
+ * threads in their order.
+ */
+#ifndef MPIDU_CX_LOCK_H_INCLUDED
+#define MPIDU_CX_LOCK_H_INCLUDED
+
+#include <pthread.h>
+#include <stdbool.h>
+#include "cx_sync_common.h"
+#include "cx_ticket.h"
+#include "cx_mcs.h"
+#include "cx_clh.h"
+#include "cx_clhub.h"
+#include "cx_hclhub.h"
+#include "cx_dsmsync.h"
+#include "cx_lockq.h"
+
+/* Lock kinds; the names are the values of MPIR_CVAR_CH4_VCI_LOCK. */
+enum {
+    MPIDU_CX_LOCK_MUTEX,        /* pthread mutex (MPICH's own) */
+    MPIDU_CX_LOCK_TICKET,
+    MPIDU_CX_LOCK_MCS,
+    MPIDU_CX_LOCK_CLH,
+    MPIDU_CX_LOCK_CLHUB,        /* priority lock with unbounded bias */
+    MPIDU_CX_LOCK_HCLHUB,       /* CLHub whose high-priority FIFO is a NUMA cohort lock */
+    MPIDU_CX_LOCK_DSM,          /* CSync: DSM-Synch combining lock */
+    MPIDU_CX_NUM_LOCKS
+};
+
+/* The largest number of VCIs CH4 can configure (6 bits of a request handle). */
+#define MPIDU_CX_MAX_LOCKS 64
+
+typedef struct MPIDU_cx_lock {
+    union {
+        pthread_mutex_t mutex;
+        cx_ticket_lock_t ticket;
+        cx_mcs_lock_t mcs;
+        cx_clh_lock_t clh;
+        cx_clhub_lock_t clhub;
+        cx_hclhub_lock_t hclhub;
+        cx_dsm_t dsm;
+    } u;
+    int kind;
+    int index;                  /* VCI number: selects the per-thread DSM state */
+    /* LockQ: operations whose issuing thread failed the try-lock; the holder
+     * runs them through `drain`.  NULL when the model queues nothing. */
+    cx_lockq_t *queue;
+    void (*drain) (struct MPIDU_cx_lock * lock);
+    /* counters behind the MPI_T pvars (updated by the lock holder, or relaxed) */
+    unsigned long long trylock_failures;
+} MPIDU_cx_lock_t;
+
+/* Per-thread CSync state, one per VCI, allocated on first use. */
+cx_dsm_thread_t *MPIDU_CX_dsm_thread_slow(MPIDU_cx_lock_t * lock);
+extern _Thread_local cx_dsm_thread_t *MPIDU_CX_dsm_threads[MPIDU_CX_MAX_LOCKS];
+
+static inline cx_dsm_thread_t *MPIDU_CX_dsm_thread(MPIDU_cx_lock_t * lock)
+{
+    cx_dsm_thread_t *t = MPIDU_CX_dsm_threads[lock->index];
+    return t ? t : MPIDU_CX_dsm_thread_slow(lock);
+}
+
+static inline void MPIDU_CX_lock_acquire(MPIDU_cx_lock_t * l, bool low_priority)
+{
+    switch (l->kind) {
+        case MPIDU_CX_LOCK_MUTEX:
+            pthread_mutex_lock(&l->u.mutex);
+            break;
+        case MPIDU_CX_LOCK_TICKET:
+            cx_ticket_acquire(&l->u.ticket);
+            break;
+        case MPIDU_CX_LOCK_MCS:
+            cx_mcs_acquire(&l->u.mcs);
+            break;
+        case MPIDU_CX_LOCK_CLH:
+            cx_clh_acquire(&l->u.clh);
+            break;
+        case MPIDU_CX_LOCK_CLHUB:
+            if (low_priority)
+                cx_clhub_acquire_low(&l->u.clhub);
+            else
+                cx_clhub_acquire(&l->u.clhub);
+            break;
+        case MPIDU_CX_LOCK_HCLHUB:
+            if (low_priority)
+                cx_hclhub_acquire_low(&l->u.hclhub);
+            else
+                cx_hclhub_acquire(&l->u.hclhub);
+            break;
+        case MPIDU_CX_LOCK_DSM:
+            cx_dsm_acquire(&l->u.dsm, MPIDU_CX_dsm_thread(l));
+            break;
+    }
+}
+
+static inline bool MPIDU_CX_lock_tryacquire(MPIDU_cx_lock_t * l)
+{
+    switch (l->kind) {
+        case MPIDU_CX_LOCK_MUTEX:
+            return pthread_mutex_trylock(&l->u.mutex) == 0;
+        case MPIDU_CX_LOCK_TICKET:
+            return cx_ticket_tryacquire(&l->u.ticket);
+        case MPIDU_CX_LOCK_MCS:
+            return cx_mcs_tryacquire(&l->u.mcs);
+        case MPIDU_CX_LOCK_CLH:
+            return cx_clh_tryacquire(&l->u.clh);
+        case MPIDU_CX_LOCK_CLHUB:
+            return cx_clhub_tryacquire(&l->u.clhub);
+        case MPIDU_CX_LOCK_HCLHUB:
+            return cx_hclhub_tryacquire(&l->u.hclhub);
+        default:
+            /* CSync has no try-lock: its issue path combines instead */
+            cx_dsm_acquire(&l->u.dsm, MPIDU_CX_dsm_thread(l));
+            return true;
+    }
+}
+
+static inline void MPIDU_CX_lock_release(MPIDU_cx_lock_t * l)
+{
+    switch (l->kind) {
+        case MPIDU_CX_LOCK_MUTEX:
+            pthread_mutex_unlock(&l->u.mutex);
+            break;
+        case MPIDU_CX_LOCK_TICKET:
+            cx_ticket_release(&l->u.ticket);
+            break;
+        case MPIDU_CX_LOCK_MCS:
+            cx_mcs_release(&l->u.mcs);
+            break;
+        case MPIDU_CX_LOCK_CLH:
+            cx_clh_release(&l->u.clh);
+            break;
+        case MPIDU_CX_LOCK_CLHUB:
+            cx_clhub_release(&l->u.clhub);
+            break;
+        case MPIDU_CX_LOCK_HCLHUB:
+            cx_hclhub_release(&l->u.hclhub);
+            break;
+        case MPIDU_CX_LOCK_DSM:
+            cx_dsm_release(&l->u.dsm, MPIDU_CX_dsm_thread(l));
+            break;
+    }
+}
+
+/* After a first acquisition: run what other threads queued, oldest first. */
+static inline void MPIDU_CX_lock_acquired(MPIDU_cx_lock_t * l)
+{
+    if (l->queue && cx_lockq_pending(l->queue))
+        l->drain(l);
+}
+
+/* The critical-section operations behind MPID_THREAD_CS_{ENTER,EXIT,YIELD}(VCI, m)
+ * when m.cx is set.  owner/count keep MPICH's bookkeeping, and recursion is
+ * allowed: an operation run from the queue re-enters its VCI's section. */
+static inline void MPIDU_CX_cs_enter_prio(MPIDU_Thread_mutex_t * m, bool low_priority)
+{
+    MPL_thread_id_t self;
+    int equal = 0;
+    MPL_thread_self(&self);
+    MPL_thread_same(&self, &m->owner, &equal);
+    if (equal) {
+        m->count++;
+        return;
+    }
+    MPIDU_CX_lock_acquire(m->cx, low_priority);
+    m->owner = self;
+    m->count = 1;
+    MPIDU_CX_lock_acquired(m->cx);
+}
+
+static inline void MPIDU_CX_cs_enter(MPIDU_Thread_mutex_t * m)
+{
+    MPIDU_CX_cs_enter_prio(m, false);
+}
+
+/* LockQ's issue path: true when the lock was taken (queue drained). */
+static inline bool MPIDU_CX_cs_tryenter(MPIDU_Thread_mutex_t * m)
+{
+    MPL_thread_id_t self;
+    int equal = 0;
+    MPL_thread_self(&self);
+    MPL_thread_same(&self, &m->owner, &equal);
+    if (equal) {
+        m->count++;
+        return true;
+    }
+    if (!MPIDU_CX_lock_tryacquire(m->cx)) {
+        m->cx->trylock_failures++;      /* racy on purpose: a statistic */
+        return false;
+    }
+    m->owner = self;
+    m->count = 1;
+    MPIDU_CX_lock_acquired(m->cx);
+    return true;
+}
+
+static inline void MPIDU_CX_cs_exit(MPIDU_Thread_mutex_t * m)
+{
+    if (--m->count == 0) {
+        m->owner = 0;
+        MPIDU_CX_lock_release(m->cx);
+    }
+}
+
+/* The progress loop's yield: re-enter at low priority (priority locks). */
+static inline void MPIDU_CX_cs_yield(MPIDU_Thread_mutex_t * m)
+{
+    int saved = m->count;
+    m->count = 0;
+    m->owner = 0;
+    MPIDU_CX_lock_release(m->cx);
+    MPL_thread_yield();
+    MPIDU_CX_lock_acquire(m->cx, true);
+    MPL_thread_self(&m->owner);
+    m->count = saved;
+    MPIDU_CX_lock_acquired(m->cx);
+}
+
+int MPIDU_CX_lock_init(MPIDU_cx_lock_t * l, int kind, int index, int num_numa_nodes);
+void MPIDU_CX_lock_destroy(MPIDU_cx_lock_t * l);
+const char *MPIDU_CX_lock_name(int kind);
+int MPIDU_CX_lock_parse(const char *name);      /* -1 when unknown */
+extern const char *const MPIDU_CX_lock_names[MPIDU_CX_NUM_LOCKS];
+
+#endif /* MPIDU_CX_LOCK_H_INCLUDED */

@@ -1,0 +1,250 @@
+/*
+ * MPICH-CX thread synchronization library: DSM-Synch software combining with
+ * the acquire/release extension of CSync (Amer et al., "Software Combining
+ * to Mitigate Multithreaded MPI Contention", Fig. 2; DSM-Synch is by
+ * Fatourou and Kallimanis).
+ *
+ * The combining queue is an MCS-like queue of per-thread nodes that carry a
+ * request. The thread at the head is the combiner: it applies its own request
+ * and those queued behind it, marks them COMPLETE, and hands the lock
+ * (UNLOCKED) to the first node it did not serve.
+ *
+ *   cx_dsm_synch:   enqueue req; return once it was applied (by us or by a
+ *                   combiner)
+ *   cx_dsm_acquire: outer MCS lock, enqueue a NULL request, combine: the
+ *                   caller then runs its own critical section exclusively
+ *   cx_dsm_release: hand the combining lock on, release the outer MCS lock
+ *
+ * Rules (paper, and notes/csync-lockq.md §1f):
+ *   - two qnodes per thread, toggled per call: a node just served may still
+ *     be read by the combiner that served it;
+ *   - the tail node is never served (stop when next->next == NULL): its
+ *     owner gets the lock instead, so no CAS on tail ever races with the
+ *     reuse of a node the combiner completed;
+ *   - stop at a node whose request is NULL (a dsm_acquire caller wants the
+ *     lock itself); only the combiner's own first node may be NULL;
+ *   - stop after max_combine requests of other threads;
+ *   - no `next = NULL` store after the hand-off (the erratum of the original
+ *     algorithm: the node's owner may already be reusing it);
+ *   - the outer MCS lock lets at most one NULL request into the queue, since
+ *     each one stops combining.
+ *
+ * The counting of max_combine differs from Fig. 2 (`counter > MAX_COMBINE`,
+ * which serves up to MAX_COMBINE + 2 requests): here a batch is the
+ * combiner's own request plus at most max_combine others.
+ */
+#ifndef CX_DSMSYNC_H_INCLUDED
+#define CX_DSMSYNC_H_INCLUDED
+
+#include "cx_sync_common.h"
+#include "cx_mcs.h"
+#include <assert.h>
+#include <string.h>
+
+#define CX_DSM_DEFAULT_MAX_COMBINE 1024
+#define CX_DSM_HIST_BUCKETS 8   /* batch sizes 1, 2-3, 4-7, ..., >= 128 */
+
+enum {
+    CX_DSM_WAIT = 0,
+    CX_DSM_UNLOCKED = 1,        /* the lock was handed to this node's owner */
+    CX_DSM_COMPLETE = 2         /* a combiner applied this node's request */
+};
+
+typedef struct cx_dsm_qnode {
+    /* own line: the owner spins on status, a combiner writes it */
+    CX_CACHE_ALIGNED void *req;
+    atomic_uint status;
+    _Atomic(struct cx_dsm_qnode *) next;
+} cx_dsm_qnode_t;
+
+/* Per thread and per cx_dsm_t instance; the caller allocates it. */
+typedef struct {
+    cx_dsm_qnode_t qnodes[2];
+    int toggle;
+    cx_dsm_qnode_t *head;       /* last node we served, NULL if we did not combine */
+} cx_dsm_thread_t;
+
+typedef void (*cx_dsm_apply_fn) (void *req, void *ctx);
+
+typedef struct {
+    CX_CACHE_ALIGNED _Atomic(cx_dsm_qnode_t *) tail;
+    cx_mcs_lock_t outer;        /* admits one dsm_acquire caller at a time */
+    CX_CACHE_ALIGNED unsigned max_combine;
+    cx_dsm_apply_fn apply;
+    void *ctx;
+    /* statistics, written by the current combiner only (relaxed: readable
+     * any time) */
+    CX_CACHE_ALIGNED atomic_ulong combined;     /* requests applied for other threads */
+    atomic_ulong batches;       /* combining passes that applied >= 1 request */
+    atomic_ulong max_batch;     /* largest number applied in one pass */
+    atomic_ulong batch_hist[CX_DSM_HIST_BUCKETS];
+#ifdef CX_DSM_CHECK
+    /* tests only: dsm_acquire callers between enqueue and release */
+    atomic_int check_nulls;
+    atomic_int check_max_nulls;
+#endif
+} cx_dsm_t;
+
+static inline void cx_dsm_thread_init(cx_dsm_thread_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    for (int i = 0; i < 2; i++) {
+        atomic_init(&t->qnodes[i].status, CX_DSM_WAIT);
+        atomic_init(&t->qnodes[i].next, NULL);
+    }
+}
+
+/* max_combine: requests of other threads one combining pass may apply (0:
+ * never combine, a pure queue lock). */
+static inline void cx_dsm_init(cx_dsm_t *d, unsigned max_combine, cx_dsm_apply_fn apply, void *ctx)
+{
+    atomic_init(&d->tail, NULL);
+    cx_mcs_init(&d->outer);
+    d->max_combine = max_combine;
+    d->apply = apply;
+    d->ctx = ctx;
+    atomic_init(&d->combined, 0);
+    atomic_init(&d->batches, 0);
+    atomic_init(&d->max_batch, 0);
+    for (int i = 0; i < CX_DSM_HIST_BUCKETS; i++)
+        atomic_init(&d->batch_hist[i], 0);
+#ifdef CX_DSM_CHECK
+    atomic_init(&d->check_nulls, 0);
+    atomic_init(&d->check_max_nulls, 0);
+#endif
+}
+
+static inline void cx_dsm__stat_add(atomic_ulong *c, unsigned long v)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
+/* Enqueue our node; return when we hold the combining lock (status
+ * UNLOCKED, or first in an empty queue) or our request was applied. */
+static inline void cx_dsm__acq_enq(cx_dsm_t *d, cx_dsm_thread_t *t, void *req)
+{
+    t->toggle ^= 1;
+    cx_dsm_qnode_t *local = &t->qnodes[t->toggle];
+    atomic_store_explicit(&local->status, CX_DSM_WAIT, memory_order_relaxed);
+    atomic_store_explicit(&local->next, NULL, memory_order_relaxed);
+    local->req = req;
+    /* acq_rel: publishes the node (release), pairs with the CAS of a
+     * releaser that emptied the queue (acquire) */
+    cx_dsm_qnode_t *pred = atomic_exchange_explicit(&d->tail, local, memory_order_acq_rel);
+    if (pred != NULL) {
+        atomic_store_explicit(&pred->next, local, memory_order_release);
+        unsigned spins = 0;
+        while (atomic_load_explicit(&local->status, memory_order_acquire) == CX_DSM_WAIT)
+            cx_spin_pause(&spins);
+    }
+}
+
+static inline void cx_dsm__combine(cx_dsm_t *d, cx_dsm_thread_t *t)
+{
+    cx_dsm_qnode_t *tmp = &t->qnodes[t->toggle];
+    unsigned counter = 0, applied = 0;
+
+    if (atomic_load_explicit(&tmp->status, memory_order_acquire) == CX_DSM_COMPLETE) {
+        t->head = NULL;         /* served by a combiner: nothing to release */
+        return;
+    }
+    for (;;) {
+        if (tmp->req == NULL) {
+            /* our own dsm_acquire node: hold the lock, apply nothing */
+            assert(counter == 0);
+        } else {
+            d->apply(tmp->req, d->ctx);
+            applied++;
+            /* after this store a foreign tmp's owner returns; its other
+             * qnode goes next, so tmp stays valid until we hand off */
+            atomic_store_explicit(&tmp->status, CX_DSM_COMPLETE, memory_order_release);
+        }
+        if (counter >= d->max_combine)
+            break;
+        cx_dsm_qnode_t *next = atomic_load_explicit(&tmp->next, memory_order_acquire);
+        if (next == NULL)
+            break;
+        /* never serve the tail: its owner takes the lock instead */
+        if (atomic_load_explicit(&next->next, memory_order_acquire) == NULL)
+            break;
+        /* a dsm_acquire caller: stop combining, hand the lock over */
+        if (next->req == NULL)
+            break;
+        tmp = next;
+        counter++;
+    }
+    t->head = tmp;
+
+    if (applied > 0) {
+        unsigned b = 0;
+        while (b + 1 < CX_DSM_HIST_BUCKETS && (applied >> (b + 1)) != 0)
+            b++;
+        unsigned long own = (t->qnodes[t->toggle].req != NULL) ? 1 : 0;
+        cx_dsm__stat_add(&d->combined, applied - own);
+        cx_dsm__stat_add(&d->batches, 1);
+        cx_dsm__stat_add(&d->batch_hist[b], 1);
+        if (applied > atomic_load_explicit(&d->max_batch, memory_order_relaxed))
+            atomic_store_explicit(&d->max_batch, applied, memory_order_relaxed);
+    }
+}
+
+static inline void cx_dsm__release(cx_dsm_t *d, cx_dsm_thread_t *t)
+{
+    cx_dsm_qnode_t *tmp = t->head;
+    if (tmp == NULL)
+        return;
+    cx_dsm_qnode_t *next = atomic_load_explicit(&tmp->next, memory_order_acquire);
+    if (next == NULL) {
+        /* only our own node can end the queue here (combine never stops on
+         * a foreign node without a successor) */
+        cx_dsm_qnode_t *expected = tmp;
+        if (atomic_compare_exchange_strong_explicit(&d->tail, &expected, NULL,
+                                                    memory_order_release,
+                                                    memory_order_relaxed))
+            return;
+        /* an enqueuer swapped in but has not linked yet */
+        unsigned spins = 0;
+        while ((next = atomic_load_explicit(&tmp->next, memory_order_acquire)) == NULL)
+            cx_spin_pause(&spins);
+    }
+    /* erratum: no tmp->next = NULL here; tmp's owner may be reusing it */
+    atomic_store_explicit(&next->status, CX_DSM_UNLOCKED, memory_order_release);
+}
+
+/* Returns once req (not NULL) has been applied, by this thread or by a
+ * combiner. */
+static inline void cx_dsm_synch(cx_dsm_t *d, cx_dsm_thread_t *t, void *req)
+{
+    assert(req != NULL);
+    cx_dsm__acq_enq(d, t, req);
+    cx_dsm__combine(d, t);
+    cx_dsm__release(d, t);
+}
+
+/* Exclusive section: the caller runs its own critical section after this
+ * returns (requests queued ahead of it were applied first). */
+static inline void cx_dsm_acquire(cx_dsm_t *d, cx_dsm_thread_t *t)
+{
+    cx_mcs_acquire(&d->outer);
+#ifdef CX_DSM_CHECK
+    int n = atomic_fetch_add_explicit(&d->check_nulls, 1, memory_order_relaxed) + 1;
+    int m = atomic_load_explicit(&d->check_max_nulls, memory_order_relaxed);
+    while (n > m && !atomic_compare_exchange_weak_explicit(&d->check_max_nulls, &m, n,
+                                                           memory_order_relaxed,
+                                                           memory_order_relaxed));
+#endif
+    cx_dsm__acq_enq(d, t, NULL);
+    cx_dsm__combine(d, t);
+}
+
+static inline void cx_dsm_release(cx_dsm_t *d, cx_dsm_thread_t *t)
+{
+    cx_dsm__release(d, t);
+#ifdef CX_DSM_CHECK
+    atomic_fetch_sub_explicit(&d->check_nulls, 1, memory_order_relaxed);
+#endif
+    cx_mcs_release(&d->outer);
+}
+
+#endif /* CX_DSMSYNC_H_INCLUDED */

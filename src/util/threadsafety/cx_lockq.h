@@ -1,0 +1,96 @@
+/*
+ * MPICH-CX thread synchronization library: LockQ helpers (Amer et al.,
+ * "Software Combining to Mitigate Multithreaded MPI Contention", §3.4).
+ *
+ * LockQ decouples the lock from the work list: a thread that fails its
+ * trylock posts a descriptor to the MPSC queue and returns; whoever holds the
+ * lock (every holder, after every acquisition) drains the queue with
+ * cx_lockq_combine before doing its own work, which keeps the FIFO order of
+ * posted operations ahead of the holder's own. The lock itself is the
+ * caller's (any lock works: the paper found MCS and pthread mutex equal).
+ *
+ * A combiner that leaves work in the queue must post its own operation
+ * instead of running it, so that order is kept: cx_lockq_combine reports
+ * that case in *limit_reached.
+ */
+#ifndef CX_LOCKQ_H_INCLUDED
+#define CX_LOCKQ_H_INCLUDED
+
+#include "cx_sync_common.h"
+#include "cx_swpq.h"
+
+#define CX_LOCKQ_DEFAULT_MAX_COMBINE 1024
+
+typedef struct {
+    cx_swpq_t q;                /* cache aligned by its type */
+    unsigned max_combine;       /* descriptors run per combine call */
+    CX_CACHE_ALIGNED atomic_ulong enqueued;     /* producers */
+    /* lock holder only (relaxed: readable any time) */
+    CX_CACHE_ALIGNED atomic_ulong combined;     /* descriptors run */
+    atomic_ulong batches;       /* combine calls that ran at least one */
+} cx_lockq_t;
+
+/* max_combine 0 means CX_LOCKQ_DEFAULT_MAX_COMBINE. 0 or ENOMEM. */
+static inline int cx_lockq_init(cx_lockq_t *lq, unsigned max_combine)
+{
+    lq->max_combine = max_combine ? max_combine : CX_LOCKQ_DEFAULT_MAX_COMBINE;
+    atomic_init(&lq->enqueued, 0);
+    atomic_init(&lq->combined, 0);
+    atomic_init(&lq->batches, 0);
+    return cx_swpq_init(&lq->q);
+}
+
+/* Descriptors still queued are dropped. */
+static inline void cx_lockq_destroy(cx_lockq_t *lq)
+{
+    cx_swpq_destroy(&lq->q);
+}
+
+/* Any thread; wait-free apart from malloc. 0 or ENOMEM. */
+static inline int cx_lockq_post(cx_lockq_t *lq, void *descr)
+{
+    int err = cx_swpq_enqueue(&lq->q, descr);
+    if (err == 0)
+        atomic_fetch_add_explicit(&lq->enqueued, 1, memory_order_relaxed);
+    return err;
+}
+
+/* Lock holder only. Runs apply on queued descriptors in FIFO order, at most
+ * max_combine of them; returns how many ran.
+ *
+ * *limit_reached (may be NULL) is set when work is left behind: it stopped
+ * at max_combine with more queued, or it could not get past a post that is
+ * still between swap and link (SWP is not linearizable: that post and every
+ * later one, possibly including an earlier operation of the caller itself,
+ * stay hidden). Either way the caller must post its own operation rather
+ * than run it ahead of the queue; otherwise it is cleared. */
+static inline unsigned cx_lockq_combine(cx_lockq_t *lq, void (*apply) (void *descr, void *ctx),
+                                        void *ctx, bool *limit_reached)
+{
+    unsigned n = 0;
+    void *descr;
+
+    while (n < lq->max_combine && cx_swpq_dequeue(&lq->q, &descr)) {
+        apply(descr, ctx);
+        n++;
+    }
+    if (limit_reached != NULL)
+        *limit_reached = !cx_swpq_is_empty(&lq->q);
+    if (n > 0) {
+        atomic_store_explicit(&lq->combined,
+                              atomic_load_explicit(&lq->combined, memory_order_relaxed) + n,
+                              memory_order_relaxed);
+        atomic_store_explicit(&lq->batches,
+                              atomic_load_explicit(&lq->batches, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
+    return n;
+}
+
+/* Hint, any thread: is work posted and not yet combined? */
+static inline bool cx_lockq_pending(cx_lockq_t *lq)
+{
+    return !cx_swpq_is_empty(&lq->q);
+}
+
+#endif /* CX_LOCKQ_H_INCLUDED */

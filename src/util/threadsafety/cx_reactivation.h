@@ -1,0 +1,237 @@
+/*
+ * MPICH-CX thread synchronization library: selective reactivation with
+ * synchronization counters (Dang et al., "Advanced Thread Synchronization
+ * for Multithreaded MPI Implementations", Figs. 6 and 7).
+ *
+ * Threads blocked in a progress loop cooperate: at most one of them, the
+ * server, keeps polling under the external lock (the global critical
+ * section); the others are waiters that sleep outside the lock on a
+ * synchronization counter. Completion callbacks, run by the server under the
+ * lock, signal the counter of the completed request's owner, which wakes
+ * exactly that thread once all the operations it waits for are done. A
+ * leaving server force-wakes one waiter so that somebody keeps polling.
+ *
+ * Every cx_reactivation_* call and cx_scount_arm run under the external
+ * lock; so do the list and the counts inside a cx_scount_t. Only `signaled`
+ * is touched outside it (by the sleeping waiter).
+ *
+ * Usage in a progress loop (lock held on entry):
+ *     bool elected = false;
+ *     while (!done(req)) {
+ *         if (poll()) continue;
+ *         if (elected || (elected = cx_reactivation_try_elect(r))) {
+ *             unlock(); yield(); lock_low();
+ *         } else {
+ *             cx_scount_arm(c, pending_ops);
+ *             cx_reactivation_add_waiter(r, c);
+ *             cx_scount_wait(c, unlock, lock_low, ctx);
+ *         }
+ *     }
+ *     cx_reactivation_remove_waiter(r, c);  // woken by another path
+ *     if (elected) cx_reactivation_resign(r);
+ *     else cx_reactivation_wake_next(r);
+ *
+ * Hazards of a literal port of Fig. 6, fixed here (notes §1.2):
+ *   (a) a Waitall counter leaves the waiter list only when its count reaches
+ *       0, so a waiter with partial completions can still be force-woken;
+ *   (b) add_waiter is idempotent (in_list) and remove_waiter of a counter
+ *       not in the list is a no-op;
+ *   (c) a signal to a counter that is not armed (count 0) does nothing, and
+ *       arming clears a stale flag;
+ *   (d) KSC waits on its own mutex+condvar but checks the flag under that
+ *       mutex, so a wake between releasing the external lock and sleeping
+ *       is not lost (USC spins on the flag, nothing to lose);
+ *   (e) a woken waiter re-enters with the low-priority acquire;
+ *   (f) "at most one server" holds because every server/list change happens
+ *       under the external lock; a force-woken thread that finds a new
+ *       server simply waits again.
+ */
+#ifndef CX_REACTIVATION_H_INCLUDED
+#define CX_REACTIVATION_H_INCLUDED
+
+#include "cx_sync_common.h"
+#include <pthread.h>
+
+#define CX_SCOUNT_USC 0         /* user-level: the waiter spins, then yields */
+#define CX_SCOUNT_KSC 1         /* kernel-level: mutex + condition variable */
+
+/* USC: relax iterations before the waiter starts yielding the CPU */
+#ifndef CX_SCOUNT_USC_SPINS
+#define CX_SCOUNT_USC_SPINS 1024
+#endif
+
+typedef struct cx_scount {
+    int count;                  /* pending operations (external lock) */
+    atomic_int signaled;        /* set by the waker, cleared by the waiter */
+    int kind;                   /* CX_SCOUNT_USC or CX_SCOUNT_KSC */
+    bool in_list;               /* in the waiter list (external lock) */
+    struct cx_scount *prev, *next;
+    pthread_mutex_t m;          /* KSC only */
+    pthread_cond_t cv;          /* KSC only */
+} cx_scount_t;
+
+typedef struct {
+    bool server_present;
+    cx_scount_t *head, *tail;   /* waiters, FIFO */
+    unsigned long elections;    /* try_elect successes */
+    unsigned long counted_wakeups;      /* wakes by a completion (count reached 0) */
+    unsigned long forced_wakeups;       /* wakes to hand over the server role */
+} cx_reactivation_t;
+
+static inline void cx_scount_init(cx_scount_t *c, int kind)
+{
+    c->count = 0;
+    atomic_init(&c->signaled, 0);
+    c->kind = kind;
+    c->in_list = false;
+    c->prev = c->next = NULL;
+    if (kind == CX_SCOUNT_KSC) {
+        pthread_mutex_init(&c->m, NULL);
+        pthread_cond_init(&c->cv, NULL);
+    }
+}
+
+static inline void cx_scount_destroy(cx_scount_t *c)
+{
+    if (c->kind == CX_SCOUNT_KSC) {
+        pthread_cond_destroy(&c->cv);
+        pthread_mutex_destroy(&c->m);
+    }
+}
+
+/* Under the external lock, before waiting: n operations still pending
+ * (computed after the last poll). Starts a new round: a flag left over from
+ * an earlier wake is cleared. */
+static inline void cx_scount_arm(cx_scount_t *c, int n)
+{
+    c->count = n;
+    atomic_store_explicit(&c->signaled, 0, memory_order_relaxed);
+}
+
+static inline void cx_scount__wake(cx_scount_t *c)
+{
+    if (c->kind == CX_SCOUNT_KSC) {
+        /* under m: the waiter checks the flag under m before sleeping */
+        pthread_mutex_lock(&c->m);
+        atomic_store_explicit(&c->signaled, 1, memory_order_relaxed);
+        pthread_cond_signal(&c->cv);
+        pthread_mutex_unlock(&c->m);
+    } else {
+        atomic_store_explicit(&c->signaled, 1, memory_order_release);
+    }
+}
+
+/* Called with the external lock held; returns with it held again (taken
+ * with lock_low). Returns after a wake, counted or forced; the caller
+ * re-checks its requests. */
+static inline void cx_scount_wait(cx_scount_t *c, void (*unlock) (void *),
+                                  void (*lock_low) (void *), void *lockctx)
+{
+    unlock(lockctx);
+    if (c->kind == CX_SCOUNT_KSC) {
+        pthread_mutex_lock(&c->m);
+        /* loop: condvars wake spuriously */
+        while (!atomic_load_explicit(&c->signaled, memory_order_relaxed))
+            pthread_cond_wait(&c->cv, &c->m);
+        atomic_store_explicit(&c->signaled, 0, memory_order_relaxed);
+        pthread_mutex_unlock(&c->m);
+    } else {
+        unsigned spins = 0;
+        while (!atomic_load_explicit(&c->signaled, memory_order_acquire)) {
+            if (spins < CX_SCOUNT_USC_SPINS) {
+                spins++;
+                cx_cpu_relax();
+            } else {
+                sched_yield();
+            }
+        }
+        atomic_store_explicit(&c->signaled, 0, memory_order_relaxed);
+    }
+    lock_low(lockctx);
+}
+
+static inline void cx_reactivation_init(cx_reactivation_t *r)
+{
+    r->server_present = false;
+    r->head = r->tail = NULL;
+    r->elections = r->counted_wakeups = r->forced_wakeups = 0;
+}
+
+/* No server: the caller becomes it. */
+static inline bool cx_reactivation_try_elect(cx_reactivation_t *r)
+{
+    if (r->server_present)
+        return false;
+    r->server_present = true;
+    r->elections++;
+    return true;
+}
+
+/* Idempotent (hazard b). */
+static inline void cx_reactivation_add_waiter(cx_reactivation_t *r, cx_scount_t *c)
+{
+    if (c->in_list)
+        return;
+    c->next = NULL;
+    c->prev = r->tail;
+    if (r->tail != NULL)
+        r->tail->next = c;
+    else
+        r->head = c;
+    r->tail = c;
+    c->in_list = true;
+}
+
+/* No-op when c is not in the list (hazard b). */
+static inline void cx_reactivation_remove_waiter(cx_reactivation_t *r, cx_scount_t *c)
+{
+    if (!c->in_list)
+        return;
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        r->head = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    else
+        r->tail = c->prev;
+    c->prev = c->next = NULL;
+    c->in_list = false;
+}
+
+/* No server and somebody waiting: force-wake the oldest waiter so that it
+ * re-enters and can elect itself. Any thread leaving the progress loop calls
+ * this (a non-server too: the thread a resigning server woke may complete
+ * and leave without ever becoming server). */
+static inline void cx_reactivation_wake_next(cx_reactivation_t *r)
+{
+    cx_scount_t *c = r->head;
+    if (r->server_present || c == NULL)
+        return;
+    cx_reactivation_remove_waiter(r, c);
+    r->forced_wakeups++;
+    cx_scount__wake(c);
+}
+
+/* The server leaves. */
+static inline void cx_reactivation_resign(cx_reactivation_t *r)
+{
+    r->server_present = false;
+    cx_reactivation_wake_next(r);
+}
+
+/* Counted signal from a completion callback (under the external lock). The
+ * waiter is woken, and leaves the list, only when its last pending operation
+ * completes (hazard a). Harmless on a counter nobody armed (hazard c). */
+static inline void cx_reactivation_signal(cx_reactivation_t *r, cx_scount_t *c)
+{
+    if (c->count <= 0)
+        return;
+    if (--c->count > 0)
+        return;
+    cx_reactivation_remove_waiter(r, c);
+    r->counted_wakeups++;
+    cx_scount__wake(c);
+}
+
+#endif /* CX_REACTIVATION_H_INCLUDED */

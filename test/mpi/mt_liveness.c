@@ -1,0 +1,139 @@
+/*
+ * Liveness and object lifetimes for queued operations (LockQ queues every
+ * issue when run with MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL=100; the other
+ * models must pass too):
+ *   1. an operation whose issuer then only calls MPI_Test completes;
+ *   2. a thread that issued and left MPI strands nothing: another thread's
+ *      progress runs its queued send, and its owner's MPI_Wait completes;
+ *   3. the datatype and the communicator may be freed right after a queued
+ *      MPI_Isend, and the message still arrives intact;
+ *   4. a queued receive can be cancelled, and a queued send freed with
+ *      MPI_Request_free.
+ */
+#include "mpitest.h"
+#include <pthread.h>
+#include <string.h>
+
+#define N 64
+
+static int rank;
+
+static void test_spin(void)
+{
+    int v = 42, got = 0, flag = 0;
+    long spins = 0;
+    MPI_Request r;
+    if (rank == 0) {
+        MPI_Isend(&v, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, &r);
+        while (!flag) {
+            MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+            spins++;
+        }
+    } else {
+        MPI_Irecv(&got, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, &r);
+        while (!flag)
+            MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        MT_CHECK(got == 42, "spin: received %d", got);
+    }
+}
+
+static MPI_Request left_req;
+static int left_val = 7;
+static void *issue_and_leave(void *arg)
+{
+    MPI_Isend(&left_val, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, &left_req);
+    return NULL;        /* leaves MPI with the send perhaps still queued */
+}
+
+static void test_issuer_left(void)
+{
+    if (rank == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, issue_and_leave, NULL);
+        pthread_join(t, NULL);
+        int flag = 0;
+        /* another thread's progress must run it */
+        MPI_Iprobe(1, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        MPI_Wait(&left_req, MPI_STATUS_IGNORE);
+    } else {
+        int got = 0;
+        MPI_Recv(&got, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MT_CHECK(got == 7, "issuer-left: received %d", got);
+    }
+}
+
+static void test_free_objects(void)
+{
+    int buf[2 * N];
+    if (rank == 0) {
+        MPI_Request r[N];
+        MPI_Comm dup;
+        MPI_Datatype vec;
+        for (int i = 0; i < 2 * N; i++)
+            buf[i] = i;
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        MPI_Type_vector(2, 1, 2, MPI_INT, &vec);        /* elements 0 and 2 of each 4 */
+        MPI_Type_commit(&vec);
+        for (int i = 0; i < N / 2; i++)
+            MPI_Isend(&buf[4 * i], 1, vec, 1, i, dup, &r[i]);
+        MPI_Type_free(&vec);
+        MPI_Comm_free(&dup);
+        MPI_Waitall(N / 2, r, MPI_STATUSES_IGNORE);
+    } else {
+        MPI_Comm dup;
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        for (int i = 0; i < N / 2; i++) {
+            int two[2] = { -1, -1 };
+            MPI_Recv(two, 2, MPI_INT, 0, i, dup, MPI_STATUS_IGNORE);
+            if (two[0] != 4 * i || two[1] != 4 * i + 2)
+                MT_CHECK(0, "free-objects: message %d carries %d, %d", i, two[0], two[1]);
+        }
+        MPI_Comm_free(&dup);
+    }
+}
+
+static void test_cancel_and_free(void)
+{
+    if (rank == 1) {
+        int got = -1, cancelled = 0;
+        MPI_Request r;
+        MPI_Status st;
+        MPI_Irecv(&got, 1, MPI_INT, 0, 1234, MPI_COMM_WORLD, &r);
+        MPI_Cancel(&r);
+        MPI_Wait(&r, &st);
+        MPI_Test_cancelled(&st, &cancelled);
+        MT_CHECK(cancelled, "cancel: a receive with no sender was not cancelled");
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Recv(&got, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MT_CHECK(got == 5, "request-free: received %d", got);
+    } else {
+        int five = 5;
+        MPI_Request r;
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Isend(&five, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &r);
+        MPI_Request_free(&r);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    int provided, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MT_CHECK(size == 2 && provided == MPI_THREAD_MULTIPLE, "2 ranks, MPI_THREAD_MULTIPLE");
+    if (size != 2 || provided != MPI_THREAD_MULTIPLE)
+        return mt_finish();
+    for (int i = 0; i < 20; i++) {
+        test_spin();
+        test_issuer_left();
+        test_free_objects();
+        test_cancel_and_free();
+    }
+    if (!strcmp(mt_model(), "lockq") && getenv("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL")) {
+        long long n = mt_pvar_read("cx_ops_enqueued");
+        MT_CHECK(n > 0, "lockq with forced try-lock failures queued %lld operations", n);
+    }
+    return mt_finish();
+}
