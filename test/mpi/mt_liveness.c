@@ -8,7 +8,10 @@
  *   3. the datatype and the communicator may be freed right after a queued
  *      MPI_Isend, and the message still arrives intact;
  *   4. a queued receive can be cancelled, and a queued send freed with
- *      MPI_Request_free.
+ *      MPI_Request_free;
+ *   5. queued one-sided operations (Put, Get, Fetch_and_op, Compare_and_swap)
+ *      complete at MPI_Win_flush, and a queued Put with a derived datatype
+ *      freed at once still lands intact.
  */
 #include "mpitest.h"
 #include <pthread.h>
@@ -116,6 +119,40 @@ static void test_cancel_and_free(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static void test_rma(MPI_Win win, int *base, int round)
+{
+    if (rank == 0) {
+        int vals[4] = { round, round + 1, round + 2, round + 3 }, got = -1, old = -1, cas = -1;
+        int one = 1, expect = 1000 + round, swap = 2000 + round;
+        MPI_Datatype pair;
+        MPI_Type_vector(2, 1, 2, MPI_INT, &pair);       /* vals[0] and vals[2] */
+        MPI_Type_commit(&pair);
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+        MPI_Put(vals, 1, pair, 1, 0, 2, MPI_INT, win);
+        MPI_Type_free(&pair);
+        MPI_Win_flush(1, win);
+        MPI_Get(&got, 1, MPI_INT, 1, 1, 1, MPI_INT, win);
+        MPI_Fetch_and_op(&one, &old, MPI_INT, 1, 2, MPI_SUM, win);
+        MPI_Compare_and_swap(&swap, &expect, &cas, MPI_INT, 1, 3, win);
+        MPI_Win_flush(1, win);
+        MPI_Win_unlock(1, win);
+        MT_CHECK(got == round + 2, "Get after Put returned %d, want %d", got, round + 2);
+        MT_CHECK(old == 10 * round, "Fetch_and_op fetched %d, want %d", old, 10 * round);
+        MT_CHECK(cas == 1000 + round, "Compare_and_swap fetched %d", cas);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        MT_CHECK(base[0] == round && base[1] == round + 2, "Put left %d, %d", base[0], base[1]);
+        MT_CHECK(base[2] == 10 * round + 1, "Fetch_and_op left %d", base[2]);
+        MT_CHECK(base[3] == 2000 + round, "Compare_and_swap left %d", base[3]);
+        base[2] = 10 * (round + 1);
+        base[3] = 1000 + round + 1;
+        MPI_Win_unlock(1, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     int provided, size;
@@ -125,12 +162,23 @@ int main(int argc, char **argv)
     MT_CHECK(size == 2 && provided == MPI_THREAD_MULTIPLE, "2 ranks, MPI_THREAD_MULTIPLE");
     if (size != 2 || provided != MPI_THREAD_MULTIPLE)
         return mt_finish();
+    MPI_Win win;
+    int *base;
+    MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    base[0] = base[1] = -1;
+    base[2] = 0;
+    base[3] = 1000;
+    MPI_Win_unlock(rank, win);
+    MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < 20; i++) {
         test_spin();
         test_issuer_left();
         test_free_objects();
         test_cancel_and_free();
+        test_rma(win, base, i);
     }
+    MPI_Win_free(&win);
     if (!strcmp(mt_model(), "lockq") && getenv("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL")) {
         long long n = mt_pvar_read("cx_ops_enqueued");
         MT_CHECK(n > 0, "lockq with forced try-lock failures queued %lld operations", n);

@@ -70,6 +70,16 @@ class AggregateTest(unittest.TestCase):
         with self.assertRaises(compare.CompareError):
             compare.expand(["nosuch"], quick=False)
 
+    def test_parse_mpi_with_settings(self):
+        n, p, env = compare.parse_mpi("cx-lockq=/opt/cx,MPIR_CVAR_CH4_MT_MODEL=lockq,A=1=2")
+        self.assertEqual((n, p), ("cx-lockq", "/opt/cx"))
+        self.assertEqual(env, {"MPIR_CVAR_CH4_MT_MODEL": "lockq", "A": "1=2"})
+        self.assertEqual(compare.parse_mpi("b=/x")[2], {})
+        with self.assertRaises(compare.CompareError):
+            compare.parse_mpi("/opt/cx")
+        with self.assertRaises(compare.CompareError):
+            compare.parse_mpi("cx=/opt/cx,NOVALUE")
+
     def test_plot_sweep(self):
         if not compare.shutil.which("gnuplot"):
             self.skipTest("gnuplot not installed")

@@ -16,4 +16,5 @@ noinst_HEADERS += \
     src/util/threadsafety/cx_topology.h \
     src/util/threadsafety/cx_swpq.h \
     src/util/threadsafety/cx_dsmsync.h \
-    src/util/threadsafety/cx_lockq.h
+    src/util/threadsafety/cx_lockq.h \
+    src/util/threadsafety/cx_reactivation.h

@@ -262,11 +262,7 @@ bool MPIDI_CX_force_trylock_failure(void)
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    if ((int) (x % 100) < MPIDI_CX_global.force_trylock_fail) {
-        MPIDI_CX_global.n_forced_failures++;
-        return true;
-    }
-    return false;
+    return (int) (x % 100) < MPIDI_CX_global.force_trylock_fail;
 }
 
 /* ---- proxy requests ------------------------------------------------------ */
@@ -287,11 +283,24 @@ typedef struct req_cache {
 static _Thread_local req_cache_t *req_caches[MPIDI_CH4_MAX_VCIS];
 static req_cache_t *all_caches;
 static pthread_mutex_t all_caches_mutex = PTHREAD_MUTEX_INITIALIZER;
+/* Finalize frees every thread's cache; a thread notices by the epoch (MPI
+ * sessions may initialize the library again). */
+static int cache_epoch = 1;
+static _Thread_local int req_caches_epoch;
+
+static req_cache_t *thread_cache(int vci)
+{
+    if (unlikely(req_caches_epoch != cache_epoch)) {
+        memset(req_caches, 0, sizeof(req_caches));
+        req_caches_epoch = cache_epoch;
+    }
+    return req_caches[vci];
+}
 
 /* Under the VCI lock. */
 static req_cache_t *refill_request_cache(int vci)
 {
-    req_cache_t *c = req_caches[vci];
+    req_cache_t *c = thread_cache(vci);
     if (!c) {
         c = MPL_calloc(1, sizeof(*c), MPL_MEM_THREAD);
         if (!c)
@@ -322,8 +331,8 @@ static void free_request_caches(void)
             MPIR_Request_free_unsafe(c->reqs[--c->n]);
         MPL_free(c);
     }
+    cache_epoch++;      /* under the mutex: threads drop their stale pointers */
     pthread_mutex_unlock(&all_caches_mutex);
-    memset(req_caches, 0, sizeof(req_caches));  /* this thread's; others' are gone with the list */
 }
 
 /* A fresh request as MPIR_Request_create_from_pool would return it: one
@@ -359,41 +368,145 @@ static int issue_direct(MPIDI_CX_descr_t * d, MPIR_Request ** req)
             return MPIDI_irecv_direct(d->recv_buf, d->count, d->datatype, d->rank, d->tag,
                                       d->comm, d->context_offset, d->av, req);
     }
+    MPIDI_CX_rma_args_t *a = &d->rma;
+    switch (d->op) {
+        case MPIDI_CX_OP_PUT:
+            return MPIDI_put_direct(a->origin_addr, a->origin_count, a->origin_datatype,
+                                    a->target_rank, a->target_disp, a->target_count,
+                                    a->target_datatype, a->win);
+        case MPIDI_CX_OP_GET:
+            return MPIDI_get_direct(a->result_addr, a->origin_count, a->origin_datatype,
+                                    a->target_rank, a->target_disp, a->target_count,
+                                    a->target_datatype, a->win);
+        case MPIDI_CX_OP_ACC:
+            return MPIDI_accumulate_direct(a->origin_addr, a->origin_count, a->origin_datatype,
+                                           a->target_rank, a->target_disp, a->target_count,
+                                           a->target_datatype, a->op, a->win);
+        case MPIDI_CX_OP_GET_ACC:
+            return MPIDI_get_accumulate_direct(a->origin_addr, a->origin_count,
+                                               a->origin_datatype, a->result_addr,
+                                               a->result_count, a->result_datatype,
+                                               a->target_rank, a->target_disp, a->target_count,
+                                               a->target_datatype, a->op, a->win);
+        case MPIDI_CX_OP_FETCH_OP:
+            return MPIDI_fetch_and_op_direct(a->origin_addr, a->result_addr, a->origin_datatype,
+                                             a->target_rank, a->target_disp, a->op, a->win);
+        case MPIDI_CX_OP_CAS:
+            return MPIDI_compare_and_swap_direct(a->origin_addr, a->compare_addr,
+                                                 a->result_addr, a->origin_datatype,
+                                                 a->target_rank, a->target_disp, a->win);
+        case MPIDI_CX_OP_RPUT:
+            return MPIDI_rput_direct(a->origin_addr, a->origin_count, a->origin_datatype,
+                                     a->target_rank, a->target_disp, a->target_count,
+                                     a->target_datatype, a->win, req);
+        case MPIDI_CX_OP_RGET:
+            return MPIDI_rget_direct(a->result_addr, a->origin_count, a->origin_datatype,
+                                     a->target_rank, a->target_disp, a->target_count,
+                                     a->target_datatype, a->win, req);
+        case MPIDI_CX_OP_RACC:
+            return MPIDI_raccumulate_direct(a->origin_addr, a->origin_count, a->origin_datatype,
+                                            a->target_rank, a->target_disp, a->target_count,
+                                            a->target_datatype, a->op, a->win, req);
+        case MPIDI_CX_OP_RGET_ACC:
+            return MPIDI_rget_accumulate_direct(a->origin_addr, a->origin_count,
+                                                a->origin_datatype, a->result_addr,
+                                                a->result_count, a->result_datatype,
+                                                a->target_rank, a->target_disp,
+                                                a->target_count, a->target_datatype, a->op,
+                                                a->win, req);
+    }
     MPIR_Assert(0);
     return MPI_ERR_INTERN;
 }
 
-/* The issuer failed the try-lock: give the user a proxy request and queue
- * the operation.  The datatype and communicator are referenced so the user
- * may free them at once. */
-int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * dd, MPIR_Request ** req)
+static bool is_pt2pt(const MPIDI_CX_descr_t * d)
+{
+    return d->op <= MPIDI_CX_OP_IRECV;
+}
+
+/* What a queued operation keeps alive until it ran: its datatypes and its
+ * communicator (the user may free them right after the call returns). */
+static void add_refs(MPIDI_CX_descr_t * d)
+{
+    if (is_pt2pt(d)) {
+        MPIR_Datatype_add_ref_if_not_builtin(d->datatype);
+        MPIR_Comm_add_ref(d->comm);
+        return;
+    }
+    MPIDI_CX_rma_args_t *a = &d->rma;
+    /* unused datatype fields are 0 in the descriptor */
+    if (!a->origin_datatype)
+        a->origin_datatype = MPI_DATATYPE_NULL;
+    if (!a->target_datatype)
+        a->target_datatype = MPI_DATATYPE_NULL;
+    if (!a->result_datatype)
+        a->result_datatype = MPI_DATATYPE_NULL;
+    MPIR_Datatype_add_ref_if_not_builtin(a->origin_datatype);
+    MPIR_Datatype_add_ref_if_not_builtin(a->target_datatype);
+    MPIR_Datatype_add_ref_if_not_builtin(a->result_datatype);
+}
+
+static void release_refs(MPIDI_CX_descr_t * d)
+{
+    if (is_pt2pt(d)) {
+        MPIR_Datatype_release_if_not_builtin(d->datatype);
+        MPIR_Comm_release(d->comm);
+        return;
+    }
+    MPIR_Datatype_release_if_not_builtin(d->rma.origin_datatype);
+    MPIR_Datatype_release_if_not_builtin(d->rma.target_datatype);
+    MPIR_Datatype_release_if_not_builtin(d->rma.result_datatype);
+}
+
+/* Under the VCI lock: run the queue to its end (a producer between its swap
+ * and its link is waited for: it is a few instructions from done). */
+void MPIDI_CX_drain_all(int vci)
+{
+    MPIDU_cx_lock_t *l = MPIDI_CX_global.locks[vci];
+    while (cx_lockq_pending(l->queue)) {
+        l->drain(l);
+        cx_cpu_relax();
+    }
+}
+
+/* Queue an operation: the issuer failed the try-lock (locked = false), or
+ * holds the lock but found work left in the queue (locked = true).  The user
+ * gets a proxy request at once; the datatype and communicator are referenced
+ * so the user may free them at once. */
+int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * dd, MPIR_Request ** req, bool locked)
 {
     int mpi_errno = MPI_SUCCESS;
     int vci = dd->vci;
-    req_cache_t *c = req_caches[vci];
+    req_cache_t *c = thread_cache(vci);
 
-    if (unlikely(!c || c->n == 0)) {
-        /* no proxy at hand: wait for the lock once, refill, issue directly */
-        MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
+    if (unlikely(is_pt2pt(dd) && (!c || c->n == 0))) {
+        /* no proxy at hand: take the lock (once per REQ_CACHE_SIZE queued
+         * operations), refill, and issue directly behind the whole queue */
+        if (!locked)
+            MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
         refill_request_cache(vci);
+        MPIDI_CX_drain_all(vci);
         mpi_errno = issue_direct(dd, req);
-        MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
-        MPIDI_CX_global.n_direct++;
+        if (!locked)
+            MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
         return mpi_errno;
     }
 
     MPIDI_CX_descr_t *d = MPL_malloc(sizeof(*d), MPL_MEM_OTHER);
     MPIR_ERR_CHKANDJUMP(!d, mpi_errno, MPI_ERR_OTHER, "**nomem");
     *d = *dd;
-    d->proxy = take_cached_request(c, d->op == MPIDI_CX_OP_IRECV ? MPIR_REQUEST_KIND__RECV
-                                   : MPIR_REQUEST_KIND__SEND);
-    d->proxy->dev.cx_descr = d;
     d->real = NULL;
     d->cancelled = 0;
     d->next_issued = NULL;
-    MPIR_Datatype_add_ref_if_not_builtin(d->datatype);
-    MPIR_Comm_add_ref(d->comm);
-    *req = d->proxy;
+    if (is_pt2pt(d)) {
+        d->proxy = take_cached_request(c, d->op == MPIDI_CX_OP_IRECV ? MPIR_REQUEST_KIND__RECV
+                                       : MPIR_REQUEST_KIND__SEND);
+        d->proxy->dev.cx_descr = d;
+        *req = d->proxy;
+    } else {
+        d->proxy = NULL;        /* completed by the window's synchronization */
+    }
+    add_refs(d);
     MPIR_ERR_CHKANDJUMP(cx_lockq_post(MPIDI_CX_global.queues[vci], d), mpi_errno,
                         MPI_ERR_OTHER, "**nomem");
   fn_exit:
@@ -422,6 +535,16 @@ static void lockq_apply(void *descr, void *ctx)
     MPIDI_CX_descr_t *d = descr;
     int vci = d->vci;
 
+    if (!d->proxy) {
+        /* one-sided: no request to carry an error; the window's next
+         * synchronization call returns it (MPIDI_CX_win_drain) */
+        int err = issue_direct(d, NULL);
+        if (err && !MPIDI_CX_global.rma_error[vci])
+            MPIDI_CX_global.rma_error[vci] = err;
+        release_refs(d);
+        MPL_free(d);
+        return;
+    }
     if (d->cancelled) {
         MPIR_STATUS_SET_CANCEL_BIT(d->proxy->status, TRUE);
         MPIR_STATUS_SET_COUNT(d->proxy->status, 0);
@@ -438,14 +561,9 @@ static void lockq_apply(void *descr, void *ctx)
             MPIR_Request_free_unsafe(d->real);
         }
     }
-    if (d) {
-        MPIR_Datatype_release_if_not_builtin(d->datatype);
-        MPIR_Comm_release(d->comm);
+    release_refs(descr);
+    if (d)
         complete_proxy(d);
-    } else {
-        MPIR_Datatype_release_if_not_builtin(((MPIDI_CX_descr_t *) descr)->datatype);
-        MPIR_Comm_release(((MPIDI_CX_descr_t *) descr)->comm);
-    }
 }
 
 static void lockq_drain(MPIDU_cx_lock_t * lock)
@@ -500,7 +618,6 @@ int MPIDI_CX_cancel(MPIR_Request * req)
 bool MPIDI_CX_progress_tryenter_slow(int vci, int wait)
 {
     cx_test_backoff_t *b = &MPIDI_CX_test_backoff;
-    MPIDI_CX_global.n_progress_trylock_failures++;
     cx_test_backoff_failed(b, MPIDI_CX_global.test_max_delay);
     if (cx_test_backoff_must_block(b, MPIDI_CX_global.test_max_failures)) {
         MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);

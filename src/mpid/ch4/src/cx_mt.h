@@ -26,7 +26,36 @@ enum {
     MPIDI_CX_OP_ISEND,
     MPIDI_CX_OP_ISSEND,
     MPIDI_CX_OP_IRECV,
+    /* one-sided: completed by the window's synchronization calls, no request */
+    MPIDI_CX_OP_PUT,
+    MPIDI_CX_OP_GET,
+    MPIDI_CX_OP_ACC,
+    MPIDI_CX_OP_GET_ACC,
+    MPIDI_CX_OP_FETCH_OP,
+    MPIDI_CX_OP_CAS,
+    /* one-sided with a request (CSync only: LockQ issues them under the lock) */
+    MPIDI_CX_OP_RPUT,
+    MPIDI_CX_OP_RGET,
+    MPIDI_CX_OP_RACC,
+    MPIDI_CX_OP_RGET_ACC,
 };
+
+/* The arguments of a one-sided operation. */
+typedef struct {
+    const void *origin_addr;
+    int origin_count;
+    MPI_Datatype origin_datatype;
+    const void *compare_addr;
+    void *result_addr;
+    int result_count;
+    MPI_Datatype result_datatype;
+    int target_rank;
+    MPI_Aint target_disp;
+    int target_count;
+    MPI_Datatype target_datatype;
+    MPI_Op op;
+    MPIR_Win *win;
+} MPIDI_CX_rma_args_t;
 
 /* One operation handed to another thread: queued (LockQ, heap) or announced
  * (CSync, the issuer's stack). */
@@ -43,6 +72,7 @@ typedef struct MPIDI_CX_descr {
     MPIR_Comm *comm;
     int context_offset;
     MPIDI_av_entry_t *av;
+    MPIDI_CX_rma_args_t rma;    /* one-sided operations */
     /* LockQ: the request the user holds (a proxy) and the one the transport made */
     MPIR_Request *proxy;
     MPIR_Request *real;
@@ -62,8 +92,7 @@ typedef struct {
     MPIDU_cx_lock_t *locks[MPIDI_CH4_MAX_VCIS];
     cx_lockq_t *queues[MPIDI_CH4_MAX_VCIS];
     MPIDI_CX_descr_t *issued[MPIDI_CH4_MAX_VCIS];       /* under the VCI lock */
-    /* statistics behind the MPI_T pvars */
-    unsigned long long n_enqueued, n_direct, n_forced_failures, n_progress_trylock_failures;
+    int rma_error[MPIDI_CH4_MAX_VCIS];  /* first error of a queued one-sided operation */
 } MPIDI_CX_global_t;
 
 extern MPIDI_CX_global_t MPIDI_CX_global;
@@ -76,7 +105,8 @@ int MPIDI_CX_init_vcis(void);
 void MPIDI_CX_finalize(void);
 const char *MPIDI_CX_mt_name(int model);
 bool MPIDI_CX_force_trylock_failure(void);
-int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * d, MPIR_Request ** req);
+int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * d, MPIR_Request ** req, bool locked);
+void MPIDI_CX_drain_all(int vci);
 int MPIDI_CX_csync_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req);
 void MPIDI_CX_resolve_issued(int vci);
 int MPIDI_CX_cancel(MPIR_Request * req);
@@ -124,6 +154,27 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_CX_send_vci(MPIR_Comm * comm, int rank, int t
 MPL_STATIC_INLINE_PREFIX int MPIDI_CX_recv_vci(MPIR_Comm * comm, int rank, int tag)
 {
     return MPIDI_get_vci(DST_VCI_FROM_RECVER, comm, rank, comm->rank, tag) % MPIDI_global.n_vcis;
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_CX_win_vci(MPIR_Win * win)
+{
+    return MPIDI_WIN(win, am_vci) % MPIDI_global.n_vcis;
+}
+
+/* A window synchronization call: one-sided operations still queued must be
+ * issued before it counts what is outstanding; returns the error a queued
+ * one has met, if any. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_CX_win_drain(MPIR_Win * win)
+{
+    int err = MPI_SUCCESS;
+    if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ && MPIR_ThreadInfo.isThreaded) {
+        int vci = MPIDI_CX_win_vci(win);
+        MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);        /* entering runs the queue */
+        err = MPIDI_CX_global.rma_error[vci];
+        MPIDI_CX_global.rma_error[vci] = MPI_SUCCESS;
+        MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+    }
+    return err;
 }
 
 /* Fills a descriptor; only built when the operation leaves this thread. */

@@ -8,18 +8,26 @@
 #ifndef CX_MT_ISSUE_DEFINED
 #define CX_MT_ISSUE_DEFINED
 
-/* LockQ: issue under the try-lock, or hand the operation to the holder.
+/* LockQ: issue under the try-lock, or hand the operation to the holder; a
+ * holder that left work in the queue (MAX_COMBINE reached, or a producer
+ * not yet linked) queues its own operation behind it, to keep the order.
  * CSync: announce it and wait until it ran. */
 #define MPIDI_CX_ISSUE(vci_, direct_call_, descr_, req_)                \
     do {                                                                \
         if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ) {                         \
             if (MPIDI_CX_issue_tryenter(vci_)) {                        \
-                int err_ = direct_call_;                                \
+                int err_;                                               \
+                if (likely(!cx_lockq_pending(MPIDI_CX_global.queues[vci_]))) { \
+                    err_ = direct_call_;                                \
+                } else {                                                \
+                    MPIDI_CX_descr_t d_ = descr_;                       \
+                    err_ = MPIDI_CX_lockq_post(&d_, req_, true);        \
+                }                                                       \
                 MPIDU_CX_cs_exit(&MPIDI_VCI(vci_).lock);                \
                 return err_;                                            \
             }                                                           \
             MPIDI_CX_descr_t d_ = descr_;                               \
-            return MPIDI_CX_lockq_post(&d_, req_);                      \
+            return MPIDI_CX_lockq_post(&d_, req_, false);               \
         } else {                                                        \
             MPIDI_CX_descr_t d_ = descr_;                               \
             return MPIDI_CX_csync_issue(&d_, req_);                     \

@@ -1,0 +1,89 @@
+/*
+ * Backoff helpers: cx_backoff_t doubling to its cap and reset; the
+ * per-thread trylock budget cx_test_backoff_t (delays double to the cap,
+ * calls skipped between attempts, blocking after the failure bound).
+ *
+ *     test_backoff backoff|test_backoff
+ */
+#include "test_common.h"
+
+static void backoff_test(void)
+{
+    cx_backoff_t b;
+    static const unsigned expect[] = { 4, 8, 16, 32, 50, 50, 50 };
+
+    cx_backoff_init(&b, 4, 50);
+    for (unsigned i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
+        CHECK(b.cur == expect[i], "step %u: cur %u, expected %u", i, b.cur, expect[i]);
+        cx_backoff_pause(&b);
+    }
+    cx_backoff_reset(&b);
+    CHECK(b.cur == 4, "reset: cur %u", b.cur);
+    /* degenerate bounds still make progress and never exceed max */
+    cx_backoff_init(&b, 0, 0);
+    CHECK(b.cur >= 1, "min 0 gives cur %u", b.cur);
+    cx_backoff_pause(&b);
+    CHECK(b.cur == b.max, "max below min");
+    printf("backoff: doubling to the cap, reset: ok\n");
+}
+
+/* number of calls until cx_test_backoff_ready says "try" */
+static unsigned calls_until_ready(cx_test_backoff_t * b)
+{
+    unsigned n = 1;
+    while (!cx_test_backoff_ready(b)) {
+        n++;
+        CHECK(n < 100000, "never ready");
+    }
+    return n;
+}
+
+static void test_backoff_test(void)
+{
+    cx_test_backoff_t b = { 0 };
+    static const uint32_t expect_delay[] = { 1, 2, 4, 8, 16, 16, 16 };
+    const uint32_t max_delay = 16, max_failures = 7;
+
+    /* zero-initialised: try at once */
+    CHECK(cx_test_backoff_ready(&b), "fresh state not ready");
+    CHECK(!cx_test_backoff_must_block(&b, 1), "fresh state must block");
+    for (unsigned i = 0; i < sizeof(expect_delay) / sizeof(expect_delay[0]); i++) {
+        CHECK(!cx_test_backoff_must_block(&b, max_failures), "must block after %u failures", i);
+        cx_test_backoff_failed(&b, max_delay);
+        CHECK(b.delay == expect_delay[i] && b.failures == i + 1, "failure %u: delay %u failures %u",
+              i + 1, b.delay, b.failures);
+        /* the next `delay` calls are skipped, the one after tries */
+        CHECK(calls_until_ready(&b) == expect_delay[i] + 1, "failure %u: wrong number of skipped calls",
+              i + 1);
+    }
+    CHECK(cx_test_backoff_must_block(&b, max_failures), "no blocking after %u failures", max_failures);
+    cx_test_backoff_succeeded(&b);
+    CHECK(b.delay == 0 && b.countdown == 0 && b.failures == 0 && cx_test_backoff_ready(&b),
+          "succeeded did not reset");
+    /* max_delay 0 still waits one call; a huge cap does not overflow */
+    cx_test_backoff_failed(&b, 0);
+    cx_test_backoff_failed(&b, 0);
+    CHECK(b.delay == 1, "max_delay 0: delay %u", b.delay);
+    cx_test_backoff_succeeded(&b);
+    for (int i = 0; i < 40; i++)
+        cx_test_backoff_failed(&b, UINT32_MAX);
+    CHECK(b.delay == UINT32_MAX && b.failures == 40, "cap UINT32_MAX: delay %u", b.delay);
+    printf("test_backoff: delays 1,2,4,...,cap, skipped calls, failure bound, reset: ok\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s backoff|test_backoff\n", argv[0]);
+        return 2;
+    }
+    if (!strcmp(argv[1], "backoff"))
+        backoff_test();
+    else if (!strcmp(argv[1], "test_backoff"))
+        test_backoff_test();
+    else {
+        fprintf(stderr, "unknown test %s\n", argv[1]);
+        return 2;
+    }
+    return 0;
+}

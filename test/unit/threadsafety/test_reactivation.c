@@ -1,0 +1,451 @@
+/*
+ * Selective reactivation (USC and KSC counters) under an external lock.
+ *
+ * A small model of a progress engine: each thread posts operations (under
+ * the lock) and then waits for them like MPI_Wait/MPI_Waitall; a "NIC"
+ * marks operations as arrived; a poll under the lock completes arrived
+ * operations and signals their counters. Waiting threads follow the
+ * protocol of cx_reactivation.h: one server polls, the others sleep.
+ *
+ *     test_reactivation unit
+ *     test_reactivation usc|ksc      scripted hand-overs + stress
+ *
+ * usc runs with CLHub as the external lock (acquire / acquire_low), ksc with
+ * a pthread mutex; both also run the stress with a ticket lock.
+ */
+#include "test_common.h"
+#include "cx_reactivation.h"
+#include "cx_clhub.h"
+#include "cx_ticket.h"
+
+/* ---- external locks ---- */
+
+typedef struct {
+    const char *name;
+    void (*lock)(void *);
+    void (*lock_low)(void *);
+    void (*unlock)(void *);
+    void *ctx;
+} ext_lock_t;
+
+static pthread_mutex_t ext_mutex = PTHREAD_MUTEX_INITIALIZER;
+static cx_clhub_lock_t ext_clhub;
+static cx_ticket_lock_t ext_ticket;
+
+static void mutex_lock(void *p) { pthread_mutex_lock(p); }
+static void mutex_unlock(void *p) { pthread_mutex_unlock(p); }
+static void clhub_lock(void *p) { cx_clhub_acquire(p); }
+static void clhub_lock_low(void *p) { cx_clhub_acquire_low(p); }
+static void clhub_unlock(void *p) { cx_clhub_release(p); }
+static void ticket_lock(void *p) { cx_ticket_acquire(p); }
+static void ticket_unlock(void *p) { cx_ticket_release(p); }
+
+static const ext_lock_t lock_mutex = { "mutex", mutex_lock, mutex_lock, mutex_unlock, &ext_mutex };
+static const ext_lock_t lock_clhub = { "clhub", clhub_lock, clhub_lock_low, clhub_unlock, &ext_clhub };
+static const ext_lock_t lock_ticket = { "ticket", ticket_lock, ticket_lock, ticket_unlock, &ext_ticket };
+
+static const ext_lock_t *X;     /* the external lock in use */
+
+/* ---- the model (everything but `posted`/`arrived` under the lock) ---- */
+
+#define MAXT 16
+#define MAXOPS 3
+
+typedef struct {
+    atomic_int posted;          /* owner, under the lock; read by the NIC */
+    atomic_int arrived;         /* NIC */
+    bool complete;
+    cx_scount_t *sc;
+} op_t;
+
+typedef struct {
+    op_t ops[MAXOPS];
+    int nops;
+    cx_scount_t sc;
+    bool elected;
+    int wait_returns;           /* scount_wait returns in the current wait */
+    atomic_int in_wait;         /* 1 while inside the progress loop */
+    atomic_int done_rounds;
+    int rounds;
+    int kind;
+    int waitall_every;          /* stress: every n-th round waits for 3 ops */
+    t_thread_t th;
+} actor_t;
+
+static actor_t A[MAXT];
+static int nactors;
+static cx_reactivation_t R;
+static int nservers;            /* under the lock: must stay <= 1 */
+static atomic_int stop_nic;
+
+static bool poll_network(void)
+{
+    bool made = false;
+    for (int t = 0; t < nactors; t++) {
+        for (int k = 0; k < A[t].nops; k++) {
+            op_t *op = &A[t].ops[k];
+            if (atomic_load(&op->posted) && atomic_load(&op->arrived) && !op->complete) {
+                op->complete = true;
+                atomic_store(&op->posted, 0);
+                /* completion callback: counted signal */
+                cx_reactivation_signal(&R, op->sc);
+                made = true;
+            }
+        }
+    }
+    return made;
+}
+
+static int pending_ops(actor_t * a)
+{
+    int n = 0;
+    for (int k = 0; k < a->nops; k++)
+        n += !a->ops[k].complete;
+    return n;
+}
+
+/* post nops operations (lock held) */
+static void post_ops(actor_t * a, int nops)
+{
+    a->nops = nops;
+    for (int k = 0; k < nops; k++) {
+        a->ops[k].complete = false;
+        a->ops[k].sc = &a->sc;
+        atomic_store(&a->ops[k].arrived, 0);
+        atomic_store(&a->ops[k].posted, 1);
+    }
+}
+
+/* MPI_Wait / MPI_Waitall: lock held on entry and exit */
+static void progress_wait(actor_t * a)
+{
+    a->elected = false;
+    a->wait_returns = 0;
+    atomic_store(&a->in_wait, 1);
+    while (pending_ops(a) > 0) {
+        if (poll_network())
+            continue;
+        if (!a->elected && cx_reactivation_try_elect(&R)) {
+            a->elected = true;
+            nservers++;
+            CHECK(nservers == 1, "%d servers at once", nservers);
+        }
+        if (a->elected) {
+            X->unlock(X->ctx);
+            sched_yield();
+            X->lock_low(X->ctx);
+        } else {
+            cx_scount_arm(&a->sc, pending_ops(a));
+            cx_reactivation_add_waiter(&R, &a->sc);
+            cx_scount_wait(&a->sc, X->unlock, X->lock_low, X->ctx);
+            a->wait_returns++;
+        }
+    }
+    cx_reactivation_remove_waiter(&R, &a->sc);
+    if (a->elected) {
+        nservers--;
+        cx_reactivation_resign(&R);
+    } else {
+        cx_reactivation_wake_next(&R);
+    }
+    atomic_store(&a->in_wait, 0);
+}
+
+static void *actor_thread(void *p)
+{
+    t_thread_t *t = p;
+    actor_t *a = &A[t->id];
+    uint32_t seed = 12345u + (uint32_t) t->id * 7919u;
+    for (int r = 0; r < a->rounds; r++) {
+        int nops = (a->waitall_every && r % a->waitall_every == 0) ? 3 : 1;
+        X->lock(X->ctx);
+        post_ops(a, nops);
+        X->unlock(X->ctx);
+        if (t_rand(&seed) % 4 == 0)
+            sched_yield();
+        X->lock(X->ctx);
+        progress_wait(a);
+        X->unlock(X->ctx);
+        atomic_store(&a->done_rounds, r + 1);
+    }
+    return NULL;
+}
+
+static void *nic_thread(void *p)
+{
+    (void) p;
+    uint32_t seed = 4242;
+    while (!atomic_load(&stop_nic)) {
+        for (int t = 0; t < nactors; t++) {
+            for (int k = 0; k < MAXOPS; k++) {
+                op_t *op = &A[t].ops[k];
+                if (atomic_load(&op->posted) && !atomic_load(&op->arrived) && t_rand(&seed) % 3 == 0)
+                    atomic_store(&op->arrived, 1);
+            }
+        }
+        sched_yield();
+    }
+    return NULL;
+}
+
+static void world_init(int n, int kind)
+{
+    cx_reactivation_init(&R);
+    nservers = 0;
+    nactors = n;
+    for (int i = 0; i < MAXT; i++) {
+        memset(&A[i].ops, 0, sizeof(A[i].ops));
+        A[i].nops = 0;
+        A[i].elected = false;
+        A[i].wait_returns = 0;
+        atomic_store(&A[i].in_wait, 0);
+        atomic_store(&A[i].done_rounds, 0);
+        A[i].rounds = 1;
+        A[i].kind = kind;
+        A[i].waitall_every = 0;
+        cx_scount_init(&A[i].sc, kind);
+    }
+}
+
+static void world_check_idle(void)
+{
+    X->lock(X->ctx);
+    CHECK(nservers == 0 && !R.server_present, "a server is left");
+    CHECK(R.head == NULL && R.tail == NULL, "waiters are left in the list");
+    X->unlock(X->ctx);
+    for (int i = 0; i < MAXT; i++)
+        cx_scount_destroy(&A[i].sc);
+}
+
+/* read something under the external lock */
+#define LOCKED(expr) ({ X->lock(X->ctx); __typeof__(expr) v_ = (expr); X->unlock(X->ctx); v_; })
+
+/* ---- scripted scenarios ---- */
+
+enum { S_ = 0, W_ = 1 };
+
+/* start actor i for one round with nops operations; wait until it sits in
+ * the progress loop as server (want_server) or as a listed waiter */
+static void start_actor(int i, int nops, bool want_server)
+{
+    A[i].rounds = 1;
+    A[i].waitall_every = nops == 3 ? 1 : 0;
+    t_start(&A[i].th, i, actor_thread, NULL);
+    if (want_server)
+        WAIT_UNTIL(LOCKED(A[i].elected && atomic_load(&A[i].in_wait)));
+    else
+        WAIT_UNTIL(LOCKED(A[i].sc.in_list));
+}
+
+static void arrive(int i, int k)
+{
+    atomic_store(&A[i].ops[k].arrived, 1);
+    WAIT_UNTIL(LOCKED(A[i].ops[k].complete));
+}
+
+/* Hazard (a): W waits for 3 operations while S serves. Partial completions
+ * must leave W in the waiter list, unsignalled; when S leaves, it
+ * force-wakes W, which becomes the server and finishes. */
+static void waitall_handover(int kind)
+{
+    world_init(2, kind);
+    start_actor(S_, 1, true);
+    start_actor(W_, 3, false);
+    for (int k = 0; k < 2; k++) {
+        arrive(W_, k);
+        CHECK(LOCKED(A[W_].sc.in_list && A[W_].sc.count == 2 - k &&
+                     !atomic_load(&A[W_].sc.signaled) && A[W_].wait_returns == 0),
+              "Waitall waiter left the list or was woken after %d of 3 completions", k + 1);
+    }
+    unsigned long forced = LOCKED(R.forced_wakeups);
+    arrive(S_, 0);
+    t_join(&A[S_].th);
+    /* W was force-woken and took over as server */
+    WAIT_UNTIL(LOCKED(A[W_].elected));
+    CHECK(LOCKED(R.forced_wakeups) == forced + 1, "the leaving server did not force-wake W");
+    arrive(W_, 2);
+    t_join(&A[W_].th);
+    CHECK(A[W_].wait_returns == 1, "W returned from wait %d times", A[W_].wait_returns);
+    world_check_idle();
+}
+
+/* A Waitall counter armed to 3 wakes its owner once, at the 3rd signal. */
+static void waitall_counted(int kind)
+{
+    world_init(2, kind);
+    start_actor(S_, 1, true);
+    start_actor(W_, 3, false);
+    for (int k = 0; k < 2; k++)
+        arrive(W_, k);
+    /* give a wrong early wake-up time to show */
+    t_sleep_ms(20);
+    CHECK(LOCKED(A[W_].wait_returns == 0 && A[W_].sc.in_list), "woken before the 3rd completion");
+    unsigned long counted = LOCKED(R.counted_wakeups);
+    arrive(W_, 2);
+    t_join(&A[W_].th);
+    CHECK(A[W_].wait_returns == 1, "W returned from wait %d times", A[W_].wait_returns);
+    CHECK(LOCKED(R.counted_wakeups) == counted + 1, "counted wake-ups %lu", R.counted_wakeups);
+    arrive(S_, 0);
+    t_join(&A[S_].th);
+    world_check_idle();
+}
+
+/* KSC: condition-variable wake-ups without a signal must not end the wait. */
+static void ksc_spurious(void)
+{
+    world_init(2, CX_SCOUNT_KSC);
+    start_actor(S_, 1, true);
+    start_actor(W_, 1, false);
+    for (int i = 0; i < 5; i++) {
+        pthread_mutex_lock(&A[W_].sc.m);
+        pthread_cond_broadcast(&A[W_].sc.cv);
+        pthread_mutex_unlock(&A[W_].sc.m);
+        t_sleep_ms(5);
+    }
+    CHECK(LOCKED(A[W_].wait_returns == 0 && A[W_].sc.in_list), "spurious wake-up ended the wait");
+    arrive(W_, 0);
+    t_join(&A[W_].th);
+    CHECK(A[W_].wait_returns == 1, "W returned from wait %d times", A[W_].wait_returns);
+    arrive(S_, 0);
+    t_join(&A[S_].th);
+    world_check_idle();
+}
+
+/* ---- stress: many rounds, random arrivals; any lost wake-up hangs ---- */
+
+static void stress(int kind, const ext_lock_t * lock, int nthreads, int rounds)
+{
+    t_thread_t nic;
+    double t0 = t_now();
+    X = lock;
+    world_init(nthreads, kind);
+    atomic_store(&stop_nic, 0);
+    t_start(&nic, 0, nic_thread, NULL);
+    for (int i = 0; i < nthreads; i++) {
+        A[i].rounds = rounds;
+        A[i].waitall_every = 3;
+        t_start(&A[i].th, i, actor_thread, NULL);
+    }
+    for (int i = 0; i < nthreads; i++) {
+        /* fails (no hang) if a waiter is never woken */
+        WAIT_UNTIL(atomic_load(&A[i].done_rounds) == rounds);
+        t_join(&A[i].th);
+    }
+    atomic_store(&stop_nic, 1);
+    t_join(&nic);
+    printf("reactivation stress %s/%s: %d threads x %d rounds: %lu elections, %lu counted and %lu "
+           "forced wake-ups: ok (%.2fs)\n", kind == CX_SCOUNT_USC ? "usc" : "ksc", lock->name,
+           nthreads, rounds, R.elections, R.counted_wakeups, R.forced_wakeups, t_now() - t0);
+    CHECK(R.elections > 0 && R.counted_wakeups > 0, "no election or no counted wake-up happened");
+    world_check_idle();
+}
+
+/* ---- single-threaded unit checks ---- */
+
+static void unit_test(void)
+{
+    cx_reactivation_t r;
+    cx_scount_t c[3];
+
+    cx_reactivation_init(&r);
+    for (int i = 0; i < 3; i++)
+        cx_scount_init(&c[i], i == 1 ? CX_SCOUNT_KSC : CX_SCOUNT_USC);
+
+    /* election */
+    CHECK(cx_reactivation_try_elect(&r) && !cx_reactivation_try_elect(&r), "one server only");
+    CHECK(r.elections == 1, "elections");
+
+    /* list: idempotent add, FIFO, remove of an absent counter is a no-op */
+    for (int i = 0; i < 3; i++) {
+        cx_scount_arm(&c[i], 1);
+        cx_reactivation_add_waiter(&r, &c[i]);
+        cx_reactivation_add_waiter(&r, &c[i]);
+    }
+    CHECK(r.head == &c[0] && c[0].next == &c[1] && c[1].next == &c[2] && c[2].next == NULL &&
+          r.tail == &c[2] && c[2].prev == &c[1], "waiter list after duplicate adds");
+    cx_reactivation_remove_waiter(&r, &c[1]);
+    cx_reactivation_remove_waiter(&r, &c[1]);
+    CHECK(r.head == &c[0] && c[0].next == &c[2] && c[2].prev == &c[0] && !c[1].in_list,
+          "remove from the middle");
+
+    /* wake_next does nothing while a server is present */
+    cx_reactivation_wake_next(&r);
+    CHECK(r.forced_wakeups == 0 && c[0].in_list, "forced wake-up with a server present");
+    /* resign: force-wake the oldest waiter, removed from the list */
+    cx_reactivation_resign(&r);
+    CHECK(!r.server_present && r.forced_wakeups == 1 && !c[0].in_list && atomic_load(&c[0].signaled)
+          && r.head == &c[2], "resign did not force-wake the first waiter");
+
+    /* counted signal: Waitall of 3 stays listed until the 3rd */
+    cx_scount_arm(&c[1], 3);
+    cx_reactivation_add_waiter(&r, &c[1]);
+    for (int k = 0; k < 2; k++) {
+        cx_reactivation_signal(&r, &c[1]);
+        CHECK(c[1].in_list && !atomic_load(&c[1].signaled), "woken after %d of 3", k + 1);
+    }
+    cx_reactivation_signal(&r, &c[1]);
+    CHECK(!c[1].in_list && atomic_load(&c[1].signaled) && r.counted_wakeups == 1, "3rd signal");
+
+    /* signals to an unarmed counter (completed before its owner waited) do
+     * nothing; arming clears an old flag */
+    cx_reactivation_signal(&r, &c[1]);
+    CHECK(c[1].count == 0 && r.counted_wakeups == 1, "signal to an unarmed counter counted");
+    cx_scount_arm(&c[1], 1);
+    CHECK(!atomic_load(&c[1].signaled), "arm did not clear the flag");
+
+    /* signal before wait: the waiter returns at once (KSC and USC) */
+    cx_reactivation_signal(&r, &c[1]);
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&m);
+    cx_scount_wait(&c[1], mutex_unlock, mutex_lock, &m);
+    pthread_mutex_unlock(&m);
+    CHECK(!atomic_load(&c[1].signaled), "wait did not clear the flag");
+    cx_scount_arm(&c[2], 1);
+    cx_reactivation_signal(&r, &c[2]);
+    pthread_mutex_lock(&m);
+    cx_scount_wait(&c[2], mutex_unlock, mutex_lock, &m);
+    pthread_mutex_unlock(&m);
+
+    CHECK(r.head == NULL && r.tail == NULL, "list not empty");
+    for (int i = 0; i < 3; i++)
+        cx_scount_destroy(&c[i]);
+    printf("reactivation unit: election, list, counted/forced signals, early signals: ok\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s unit|usc|ksc\n", argv[0]);
+        return 2;
+    }
+    CHECK(cx_clhub_init(&ext_clhub) == 0, "clhub init");
+    cx_ticket_init(&ext_ticket);
+    if (!strcmp(argv[1], "unit")) {
+        unit_test();
+        return 0;
+    }
+    int kind;
+    if (!strcmp(argv[1], "usc")) {
+        kind = CX_SCOUNT_USC;
+        X = &lock_clhub;
+    } else if (!strcmp(argv[1], "ksc")) {
+        kind = CX_SCOUNT_KSC;
+        X = &lock_mutex;
+    } else {
+        fprintf(stderr, "unknown test %s\n", argv[1]);
+        return 2;
+    }
+    for (int i = 0; i < 5; i++) {
+        waitall_handover(kind);
+        waitall_counted(kind);
+    }
+    if (kind == CX_SCOUNT_KSC)
+        ksc_spurious();
+    printf("reactivation scripted %s/%s: Waitall hand-over, counted Waitall wake-up%s: ok\n",
+           argv[1], X->name, kind == CX_SCOUNT_KSC ? ", spurious wake-ups" : "");
+    const ext_lock_t *main_lock = X;
+    stress(kind, main_lock, 4, 3000 / T_SCALE);
+    stress(kind, main_lock, 12, 1000 / T_SCALE);
+    stress(kind, &lock_ticket, 6, 1500 / T_SCALE);
+    return 0;
+}
