@@ -24,12 +24,15 @@ static _Atomic int mt_errors;     /* threads report errors too */
     } while (0)
 
 /* Current value of an unsigned long long MPI_T counter pvar, or -1 when the
- * library has no pvar of that name. */
+ * library has no pvar of that name.  MPI_T stays initialized: MPICH drops the
+ * pvars registered at MPI_Init when the last MPI_T_finalize runs. */
 static inline long long mt_pvar_read(const char *name)
 {
+    static int t_initialized;
     int provided, idx;
     long long result = -1;
-    MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided);
+    if (!t_initialized++)
+        MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided);
     if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS) {
         MPI_T_pvar_session session;
         MPI_T_pvar_handle handle;
@@ -42,7 +45,6 @@ static inline long long mt_pvar_read(const char *name)
         MPI_T_pvar_handle_free(session, &handle);
         MPI_T_pvar_session_free(&session);
     }
-    MPI_T_finalize();
     return result;
 }
 

@@ -28,19 +28,18 @@ static _Atomic int a_done;
 
 static void issue(int which)
 {
-    int value = which + 1;
-    static int sendvals[2];
+    /* origin buffers live until the operations complete (Waitall, flush) */
+    static int values[2] = { 1, 2 };
     switch (phase) {
         case SENDS:
-            sendvals[which] = value;
-            MPI_Isend(&sendvals[which], 1, MPI_INT, 1, 3, MPI_COMM_WORLD, &reqs[which]);
+            MPI_Isend(&values[which], 1, MPI_INT, 1, 3, MPI_COMM_WORLD, &reqs[which]);
             break;
         case RECVS:
             MPI_Irecv(&recvd[which], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
                       &reqs[which]);
             break;
         case ACCS:
-            MPI_Accumulate(&value, 1, MPI_INT, 1, 0, 1, MPI_INT, MPI_REPLACE, win);
+            MPI_Accumulate(&values[which], 1, MPI_INT, 1, 0, 1, MPI_INT, MPI_REPLACE, win);
             break;
     }
 }
@@ -139,7 +138,8 @@ int main(int argc, char **argv)
     }
     MPI_Win_free(&win);
 
-    if (!strcmp(mt_model(), "lockq") && getenv("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL")) {
+    const char *force = getenv("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL");
+    if (!strcmp(mt_model(), "lockq") && force && atoi(force) > 0) {
         long long n = mt_pvar_read("cx_ops_enqueued");
         MT_CHECK(n > 0, "lockq with forced try-lock failures queued %lld operations", n);
     }
