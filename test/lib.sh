@@ -56,6 +56,7 @@ T_MODELS=(
     "lockq|MPIR_CVAR_CH4_MT_MODEL=lockq"
     "lockq-mcs|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_VCI_LOCK=mcs"
     "csync|MPIR_CVAR_CH4_MT_MODEL=csync"
+    "lockq-4vci|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_NUM_VCIS=4"
 )
 
 # t_runtime_build PREFIX: true when the installed MPICH-CX selects models at run time.

@@ -614,8 +614,10 @@ int MPIDI_CX_cancel(MPIR_Request * req)
     return mpi_errno;
 }
 
-/* LockQ progress after the fast try-lock failed (or the backoff said wait). */
-bool MPIDI_CX_progress_tryenter_slow(int vci, int wait)
+/* LockQ progress after its try-lock failed: back off (the delay is kept per
+ * thread across MPI_Test calls), and after TEST_MAX_FAILURES failures in a
+ * row take the lock blocking, so repeated MPI_Test calls always progress. */
+bool MPIDI_CX_progress_trylock_failed(int vci, int wait)
 {
     cx_test_backoff_t *b = &MPIDI_CX_test_backoff;
     cx_test_backoff_failed(b, MPIDI_CX_global.test_max_delay);
@@ -651,6 +653,289 @@ int MPIDI_CX_csync_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req)
     d->reqp = req;
     cx_dsm_synch(&l->u.dsm, MPIDU_CX_dsm_thread(l), d);
     return d->mpi_errno;
+}
+
+/* ---- the issue paths of LockQ and CSync --------------------------------- */
+
+/* Out of line, so that MPICH's direct path stays as inlined as in MPICH. */
+
+/* LockQ: issue under the try-lock, or hand the operation to the holder; a
+ * holder that left work in the queue (MAX_COMBINE reached, or a producer
+ * not yet linked) queues its own operation behind it, to keep the order.
+ * CSync: announce it and wait until it ran. */
+#define MPIDI_CX_ISSUE(vci_, direct_call_, descr_, req_)                \
+    do {                                                                \
+        if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ) {                         \
+            if (MPIDI_CX_issue_tryenter(vci_)) {                        \
+                int err_;                                               \
+                if (likely(!cx_lockq_pending(MPIDI_CX_global.queues[vci_]))) { \
+                    err_ = direct_call_;                                \
+                } else {                                                \
+                    MPIDI_CX_descr_t d_ = descr_;                       \
+                    err_ = MPIDI_CX_lockq_post(&d_, req_, true);        \
+                }                                                       \
+                MPIDU_CX_cs_exit(&MPIDI_VCI(vci_).lock);                \
+                return err_;                                            \
+            }                                                           \
+            MPIDI_CX_descr_t d_ = descr_;                               \
+            return MPIDI_CX_lockq_post(&d_, req_, false);               \
+        } else {                                                        \
+            MPIDI_CX_descr_t d_ = descr_;                               \
+            return MPIDI_CX_csync_issue(&d_, req_);                     \
+        }                                                               \
+    } while (0)
+
+#define MPIDI_CX_RMA_DESCR(op_, vci_, ...) \
+    ((MPIDI_CX_descr_t) { .op = (op_), .vci = (vci_), .rma = { __VA_ARGS__ } })
+
+/* LockQ for operations with a request: blocking entry, the queue run to
+ * its end (they cannot be queued themselves), then issue. */
+#define MPIDI_CX_ISSUE_LOCKED(vci_, direct_call_, descr_, req_)          \
+    do {                                                                \
+        if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ) {                         \
+            MPIDU_CX_cs_enter(&MPIDI_VCI(vci_).lock);                   \
+            MPIDI_CX_drain_all(vci_);                                   \
+            int err_ = direct_call_;                                    \
+            MPIDU_CX_cs_exit(&MPIDI_VCI(vci_).lock);                    \
+            return err_;                                                \
+        } else {                                                        \
+            MPIDI_CX_descr_t d_ = descr_;                               \
+            return MPIDI_CX_csync_issue(&d_, req_);                     \
+        }                                                               \
+    } while (0)
+
+int MPIDI_CX_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+                   int rank, int tag, MPIR_Comm * comm, int context_offset,
+                   MPIDI_av_entry_t * av, MPIR_Request ** req)
+{
+    int vci = MPIDI_CX_send_vci(comm, rank, tag);
+    MPIDI_CX_ISSUE(vci,
+                   MPIDI_isend_direct(buf, count, datatype, rank, tag, comm, context_offset, av,
+                                      req),
+                   MPIDI_CX_DESCR(MPIDI_CX_OP_ISEND, vci, buf, NULL, count, datatype, rank, tag,
+                                  comm, context_offset, av), req);
+}
+
+int MPIDI_CX_issend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+                    int rank, int tag, MPIR_Comm * comm, int context_offset,
+                    MPIDI_av_entry_t * av, MPIR_Request ** req)
+{
+    int vci = MPIDI_CX_send_vci(comm, rank, tag);
+    MPIDI_CX_ISSUE(vci,
+                   MPIDI_issend_direct(buf, count, datatype, rank, tag, comm, context_offset, av,
+                                       req),
+                   MPIDI_CX_DESCR(MPIDI_CX_OP_ISSEND, vci, buf, NULL, count, datatype, rank, tag,
+                                  comm, context_offset, av), req);
+}
+
+int MPIDI_CX_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
+                   int rank, int tag, MPIR_Comm * comm, int context_offset,
+                   MPIDI_av_entry_t * av, MPIR_Request ** req)
+{
+    int vci = MPIDI_CX_recv_vci(comm, rank, tag);
+    MPIDI_CX_ISSUE(vci,
+                   MPIDI_irecv_direct(buf, count, datatype, rank, tag, comm, context_offset, av,
+                                      req),
+                   MPIDI_CX_DESCR(MPIDI_CX_OP_IRECV, vci, NULL, buf, count, datatype, rank, tag,
+                                  comm, context_offset, av), req);
+}
+
+int MPIDI_CX_put(const void *origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPIR_Win * win)
+{
+#define ARGS_ origin_addr, origin_count, origin_datatype, target_rank, target_disp, \
+        target_count, target_datatype, win
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDI_CX_ISSUE(vci, MPIDI_put_direct(ARGS_),
+                   MPIDI_CX_RMA_DESCR(MPIDI_CX_OP_PUT, vci,.origin_addr = origin_addr,
+                                      .origin_count = origin_count,
+                                      .origin_datatype = origin_datatype,
+                                      .target_rank = target_rank,.target_disp = target_disp,
+                                      .target_count = target_count,
+                                      .target_datatype = target_datatype,.win = win), NULL);
+#undef ARGS_
+}
+
+int MPIDI_CX_get(void *origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPIR_Win * win)
+{
+#define ARGS_ origin_addr, origin_count, origin_datatype, target_rank, target_disp, \
+        target_count, target_datatype, win
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDI_CX_ISSUE(vci, MPIDI_get_direct(ARGS_),
+                   MPIDI_CX_RMA_DESCR(MPIDI_CX_OP_GET, vci,.result_addr = origin_addr,
+                                      .origin_count = origin_count,
+                                      .origin_datatype = origin_datatype,
+                                      .target_rank = target_rank,.target_disp = target_disp,
+                                      .target_count = target_count,
+                                      .target_datatype = target_datatype,.win = win), NULL);
+#undef ARGS_
+}
+
+int MPIDI_CX_accumulate(const void *origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op,
+                        MPIR_Win * win)
+{
+#define ARGS_ origin_addr, origin_count, origin_datatype, target_rank, target_disp, \
+        target_count, target_datatype, op, win
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDI_CX_ISSUE(vci, MPIDI_accumulate_direct(ARGS_),
+                   MPIDI_CX_RMA_DESCR(MPIDI_CX_OP_ACC, vci,.origin_addr = origin_addr,
+                                      .origin_count = origin_count,
+                                      .origin_datatype = origin_datatype,
+                                      .target_rank = target_rank,.target_disp = target_disp,
+                                      .target_count = target_count,
+                                      .target_datatype = target_datatype,.op = op,.win = win),
+                   NULL);
+#undef ARGS_
+}
+
+int MPIDI_CX_get_accumulate(const void *origin_addr, int origin_count,
+                            MPI_Datatype origin_datatype, void *result_addr,
+                            int result_count, MPI_Datatype result_datatype,
+                            int target_rank, MPI_Aint target_disp,
+                            int target_count, MPI_Datatype target_datatype,
+                            MPI_Op op, MPIR_Win * win)
+{
+#define ARGS_ origin_addr, origin_count, origin_datatype, result_addr, result_count, \
+        result_datatype, target_rank, target_disp, target_count, target_datatype, op, win
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDI_CX_ISSUE(vci, MPIDI_get_accumulate_direct(ARGS_),
+                   MPIDI_CX_RMA_DESCR(MPIDI_CX_OP_GET_ACC, vci,.origin_addr = origin_addr,
+                                      .origin_count = origin_count,
+                                      .origin_datatype = origin_datatype,
+                                      .result_addr = result_addr,.result_count = result_count,
+                                      .result_datatype = result_datatype,
+                                      .target_rank = target_rank,.target_disp = target_disp,
+                                      .target_count = target_count,
+                                      .target_datatype = target_datatype,.op = op,.win = win),
+                   NULL);
+#undef ARGS_
+}
+
+int MPIDI_CX_fetch_and_op(const void *origin_addr, void *result_addr,
+                          MPI_Datatype datatype, int target_rank,
+                          MPI_Aint target_disp, MPI_Op op, MPIR_Win * win)
+{
+#define ARGS_ origin_addr, result_addr, datatype, target_rank, target_disp, op, win
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDI_CX_ISSUE(vci, MPIDI_fetch_and_op_direct(ARGS_),
+                   MPIDI_CX_RMA_DESCR(MPIDI_CX_OP_FETCH_OP, vci,.origin_addr = origin_addr,
+                                      .result_addr = result_addr,.origin_datatype = datatype,
+                                      .target_rank = target_rank,.target_disp = target_disp,
+                                      .op = op,.win = win), NULL);
+#undef ARGS_
+}
+
+int MPIDI_CX_compare_and_swap(const void *origin_addr,
+                              const void *compare_addr, void *result_addr,
+                              MPI_Datatype datatype, int target_rank,
+                              MPI_Aint target_disp, MPIR_Win * win)
+{
+#define ARGS_ origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDI_CX_ISSUE(vci, MPIDI_compare_and_swap_direct(ARGS_),
+                   MPIDI_CX_RMA_DESCR(MPIDI_CX_OP_CAS, vci,.origin_addr = origin_addr,
+                                      .compare_addr = compare_addr,.result_addr = result_addr,
+                                      .origin_datatype = datatype,.target_rank = target_rank,
+                                      .target_disp = target_disp,.win = win), NULL);
+#undef ARGS_
+}
+
+int MPIDI_CX_rput(const void *origin_addr, int origin_count,
+                  MPI_Datatype origin_datatype, int target_rank,
+                  MPI_Aint target_disp, int target_count,
+                  MPI_Datatype target_datatype, MPIR_Win * win,
+                  MPIR_Request ** request)
+{
+#define ARGS_ origin_addr, origin_count, origin_datatype, target_rank, target_disp, \
+        target_count, target_datatype, win, request
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDI_CX_ISSUE_LOCKED(vci, MPIDI_rput_direct(ARGS_),
+                          MPIDI_CX_RMA_DESCR(MPIDI_CX_OP_RPUT, vci,.origin_addr = origin_addr,
+                                             .origin_count = origin_count,
+                                             .origin_datatype = origin_datatype,
+                                             .target_rank = target_rank,
+                                             .target_disp = target_disp,
+                                             .target_count = target_count,
+                                             .target_datatype = target_datatype,.win = win),
+                          request);
+#undef ARGS_
+}
+
+int MPIDI_CX_rget(void *origin_addr, int origin_count,
+                  MPI_Datatype origin_datatype, int target_rank,
+                  MPI_Aint target_disp, int target_count,
+                  MPI_Datatype target_datatype, MPIR_Win * win,
+                  MPIR_Request ** request)
+{
+#define ARGS_ origin_addr, origin_count, origin_datatype, target_rank, target_disp, \
+        target_count, target_datatype, win, request
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDI_CX_ISSUE_LOCKED(vci, MPIDI_rget_direct(ARGS_),
+                          MPIDI_CX_RMA_DESCR(MPIDI_CX_OP_RGET, vci,.result_addr = origin_addr,
+                                             .origin_count = origin_count,
+                                             .origin_datatype = origin_datatype,
+                                             .target_rank = target_rank,
+                                             .target_disp = target_disp,
+                                             .target_count = target_count,
+                                             .target_datatype = target_datatype,.win = win),
+                          request);
+#undef ARGS_
+}
+
+int MPIDI_CX_raccumulate(const void *origin_addr, int origin_count,
+                         MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Op op,
+                         MPIR_Win * win, MPIR_Request ** request)
+{
+#define ARGS_ origin_addr, origin_count, origin_datatype, target_rank, target_disp, \
+        target_count, target_datatype, op, win, request
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDI_CX_ISSUE_LOCKED(vci, MPIDI_raccumulate_direct(ARGS_),
+                          MPIDI_CX_RMA_DESCR(MPIDI_CX_OP_RACC, vci,.origin_addr = origin_addr,
+                                             .origin_count = origin_count,
+                                             .origin_datatype = origin_datatype,
+                                             .target_rank = target_rank,
+                                             .target_disp = target_disp,
+                                             .target_count = target_count,
+                                             .target_datatype = target_datatype,.op = op,
+                                             .win = win), request);
+#undef ARGS_
+}
+
+int MPIDI_CX_rget_accumulate(const void *origin_addr, int origin_count,
+                             MPI_Datatype origin_datatype,
+                             void *result_addr, int result_count,
+                             MPI_Datatype result_datatype, int target_rank,
+                             MPI_Aint target_disp, int target_count,
+                             MPI_Datatype target_datatype, MPI_Op op,
+                             MPIR_Win * win, MPIR_Request ** request)
+{
+#define ARGS_ origin_addr, origin_count, origin_datatype, result_addr, result_count, \
+        result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDI_CX_ISSUE_LOCKED(vci, MPIDI_rget_accumulate_direct(ARGS_),
+                          MPIDI_CX_RMA_DESCR(MPIDI_CX_OP_RGET_ACC, vci,
+                                             .origin_addr = origin_addr,
+                                             .origin_count = origin_count,
+                                             .origin_datatype = origin_datatype,
+                                             .result_addr = result_addr,
+                                             .result_count = result_count,
+                                             .result_datatype = result_datatype,
+                                             .target_rank = target_rank,
+                                             .target_disp = target_disp,
+                                             .target_count = target_count,
+                                             .target_datatype = target_datatype,.op = op,
+                                             .win = win), request);
+#undef ARGS_
 }
 
 /* ---- MPI_T ----------------------------------------------------------------- */

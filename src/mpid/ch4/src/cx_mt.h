@@ -110,7 +110,7 @@ void MPIDI_CX_drain_all(int vci);
 int MPIDI_CX_csync_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req);
 void MPIDI_CX_resolve_issued(int vci);
 int MPIDI_CX_cancel(MPIR_Request * req);
-bool MPIDI_CX_progress_tryenter_slow(int vci, int wait);
+bool MPIDI_CX_progress_trylock_failed(int vci, int wait);
 
 /* Issue-path try-lock of LockQ; the debug CVAR can fail it on purpose. */
 MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_issue_tryenter(int vci)
@@ -126,12 +126,13 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_issue_tryenter(int vci)
 MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_progress_enter(int vci, int wait)
 {
     if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ) {
-        if (cx_test_backoff_ready(&MPIDI_CX_test_backoff)
-            && MPIDU_CX_cs_tryenter(&MPIDI_VCI(vci).lock)) {
+        if (!cx_test_backoff_ready(&MPIDI_CX_test_backoff))
+            return false;       /* backing off after failed try-locks */
+        if (MPIDU_CX_cs_tryenter(&MPIDI_VCI(vci).lock)) {
             cx_test_backoff_succeeded(&MPIDI_CX_test_backoff);
             return true;
         }
-        return MPIDI_CX_progress_tryenter_slow(vci, wait);
+        return MPIDI_CX_progress_trylock_failed(vci, wait);
     }
     /* a blocking wait's poll re-enters at low priority (priority locks) */
     MPIDU_CX_cs_enter_prio(&MPIDI_VCI(vci).lock, wait);
@@ -176,6 +177,69 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_CX_win_drain(MPIR_Win * win)
     }
     return err;
 }
+
+/* MPICH's own model (or no threads yet): the inline direct path. */
+#define MPIDI_CX_USE_DIRECT() \
+    (likely(MPIDI_CX_MT == MPIDI_CX_MT_DIRECT) || !MPIR_ThreadInfo.isThreaded)
+
+/* The other models' issue paths (out of line, cx_mt.c). */
+int MPIDI_CX_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+                   int rank, int tag, MPIR_Comm * comm, int context_offset,
+                   MPIDI_av_entry_t * av, MPIR_Request ** req);
+int MPIDI_CX_issend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+                    int rank, int tag, MPIR_Comm * comm, int context_offset,
+                    MPIDI_av_entry_t * av, MPIR_Request ** req);
+int MPIDI_CX_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
+                   int rank, int tag, MPIR_Comm * comm, int context_offset,
+                   MPIDI_av_entry_t * av, MPIR_Request ** req);
+int MPIDI_CX_put(const void *origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPIR_Win * win);
+int MPIDI_CX_get(void *origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPIR_Win * win);
+int MPIDI_CX_accumulate(const void *origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op,
+                        MPIR_Win * win);
+int MPIDI_CX_get_accumulate(const void *origin_addr, int origin_count,
+                            MPI_Datatype origin_datatype, void *result_addr,
+                            int result_count, MPI_Datatype result_datatype,
+                            int target_rank, MPI_Aint target_disp,
+                            int target_count, MPI_Datatype target_datatype,
+                            MPI_Op op, MPIR_Win * win);
+int MPIDI_CX_fetch_and_op(const void *origin_addr, void *result_addr,
+                          MPI_Datatype datatype, int target_rank,
+                          MPI_Aint target_disp, MPI_Op op, MPIR_Win * win);
+int MPIDI_CX_compare_and_swap(const void *origin_addr,
+                              const void *compare_addr, void *result_addr,
+                              MPI_Datatype datatype, int target_rank,
+                              MPI_Aint target_disp, MPIR_Win * win);
+int MPIDI_CX_rput(const void *origin_addr, int origin_count,
+                  MPI_Datatype origin_datatype, int target_rank,
+                  MPI_Aint target_disp, int target_count,
+                  MPI_Datatype target_datatype, MPIR_Win * win,
+                  MPIR_Request ** request);
+int MPIDI_CX_rget(void *origin_addr, int origin_count,
+                  MPI_Datatype origin_datatype, int target_rank,
+                  MPI_Aint target_disp, int target_count,
+                  MPI_Datatype target_datatype, MPIR_Win * win,
+                  MPIR_Request ** request);
+int MPIDI_CX_raccumulate(const void *origin_addr, int origin_count,
+                         MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Op op,
+                         MPIR_Win * win, MPIR_Request ** request);
+int MPIDI_CX_rget_accumulate(const void *origin_addr, int origin_count,
+                             MPI_Datatype origin_datatype,
+                             void *result_addr, int result_count,
+                             MPI_Datatype result_datatype, int target_rank,
+                             MPI_Aint target_disp, int target_count,
+                             MPI_Datatype target_datatype, MPI_Op op,
+                             MPIR_Win * win, MPIR_Request ** request);
 
 /* Fills a descriptor; only built when the operation leaves this thread. */
 #define MPIDI_CX_DESCR(op_, vci_, sbuf_, rbuf_, count_, dt_, rank_, tag_, comm_, ctx_, av_) \
