@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static _Atomic int mt_errors;     /* threads report errors too */
 
@@ -53,6 +54,17 @@ static inline const char *mt_model(void)
 {
     const char *m = getenv("MPIR_CVAR_CH4_MT_MODEL");
     return m && *m ? m : "direct";
+}
+
+/* Under lockq with try-locks failed on purpose, the queue must have been
+ * used: the cx_ops_enqueued pvar shows it (and that the pvar works). */
+static inline void mt_check_lockq_queued(void)
+{
+    const char *force = getenv("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL");
+    if (!strcmp(mt_model(), "lockq") && force && atoi(force) > 0) {
+        long long n = mt_pvar_read("cx_ops_enqueued");
+        MT_CHECK(n > 0, "lockq with forced try-lock failures queued %lld operations", n);
+    }
 }
 
 /* Sum the errors of all ranks; rank 0 reports. Returns the exit status. */

@@ -179,10 +179,6 @@ int main(int argc, char **argv)
         test_rma(win, base, i);
     }
     MPI_Win_free(&win);
-    const char *force = getenv("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL");
-    if (!strcmp(mt_model(), "lockq") && force && atoi(force) > 0) {
-        long long n = mt_pvar_read("cx_ops_enqueued");
-        MT_CHECK(n > 0, "lockq with forced try-lock failures queued %lld operations", n);
-    }
+    mt_check_lockq_queued();
     return mt_finish();
 }
