@@ -167,13 +167,21 @@ int MPIDI_CX_init(bool * consumed)
                               &MPIDI_CX_global.test_max_failures);
     if (mpi_errno)
         return mpi_errno;
-    MPIDI_CX_global.test_max_delay = 1024;
     if (MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL < 0 || MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL > 100) {
         char buf[32];
         snprintf(buf, sizeof(buf), "%d", MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL);
         return invalid_value("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL", buf, "0 to 100");
     }
     MPIDI_CX_global.force_trylock_fail = MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL;
+
+    /* the topology code reads this test knob itself; refuse a bad value here */
+    const char *fake = getenv("MPIR_CVAR_CX_FAKE_NUMA_NODES");
+    if (fake) {
+        char *end;
+        long n = strtol(fake, &end, 10);
+        if (end == fake || *end || n < 1 || n > 1024)
+            return invalid_value("MPIR_CVAR_CX_FAKE_NUMA_NODES", fake, "1 to 1024");
+    }
     return MPI_SUCCESS;
 }
 
@@ -596,11 +604,10 @@ void MPIDI_CX_resolve_issued(int vci)
 int MPIDI_CX_cancel(MPIR_Request * req)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_CX_descr_t *d = req->dev.cx_descr;
     int vci = MPIDI_Request_get_vci(req);
 
     MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);    /* runs the queue: d is issued or done */
-    d = req->dev.cx_descr;
+    MPIDI_CX_descr_t *d = req->dev.cx_descr;
     if (d && d->real) {
         if (d->real->kind == MPIR_REQUEST_KIND__RECV)
             mpi_errno = MPID_Cancel_recv(d->real);
@@ -617,10 +624,12 @@ int MPIDI_CX_cancel(MPIR_Request * req)
 /* LockQ progress after its try-lock failed: back off (the delay is kept per
  * thread across MPI_Test calls), and after TEST_MAX_FAILURES failures in a
  * row take the lock blocking, so repeated MPI_Test calls always progress. */
+#define TEST_MAX_DELAY 1024    /* spins between progress try-locks, at most */
+
 bool MPIDI_CX_progress_trylock_failed(int vci, int wait)
 {
     cx_test_backoff_t *b = &MPIDI_CX_test_backoff;
-    cx_test_backoff_failed(b, MPIDI_CX_global.test_max_delay);
+    cx_test_backoff_failed(b, TEST_MAX_DELAY);
     if (cx_test_backoff_must_block(b, MPIDI_CX_global.test_max_failures)) {
         MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
         cx_test_backoff_succeeded(b);
@@ -684,6 +693,12 @@ int MPIDI_CX_csync_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req)
             return MPIDI_CX_csync_issue(&d_, req_);                     \
         }                                                               \
     } while (0)
+
+/* Fills a descriptor; only built when the operation leaves this thread. */
+#define MPIDI_CX_DESCR(op_, vci_, sbuf_, rbuf_, count_, dt_, rank_, tag_, comm_, ctx_, av_) \
+    ((MPIDI_CX_descr_t) { .op = (op_), .vci = (vci_), .send_buf = (sbuf_), .recv_buf = (rbuf_), \
+                          .count = (count_), .datatype = (dt_), .rank = (rank_), .tag = (tag_), \
+                          .comm = (comm_), .context_offset = (ctx_), .av = (av_) })
 
 #define MPIDI_CX_RMA_DESCR(op_, vci_, ...) \
     ((MPIDI_CX_descr_t) { .op = (op_), .vci = (vci_), .rma = { __VA_ARGS__ } })

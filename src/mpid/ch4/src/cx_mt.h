@@ -88,7 +88,6 @@ typedef struct {
     int force_trylock_fail;     /* percent of issue try-locks failed on purpose (tests) */
     unsigned max_combine;
     unsigned test_max_failures;
-    unsigned test_max_delay;
     MPIDU_cx_lock_t *locks[MPIDI_CH4_MAX_VCIS];
     cx_lockq_t *queues[MPIDI_CH4_MAX_VCIS];
     MPIDI_CX_descr_t *issued[MPIDI_CH4_MAX_VCIS];       /* under the VCI lock */
@@ -240,11 +239,5 @@ int MPIDI_CX_rget_accumulate(const void *origin_addr, int origin_count,
                              MPI_Aint target_disp, int target_count,
                              MPI_Datatype target_datatype, MPI_Op op,
                              MPIR_Win * win, MPIR_Request ** request);
-
-/* Fills a descriptor; only built when the operation leaves this thread. */
-#define MPIDI_CX_DESCR(op_, vci_, sbuf_, rbuf_, count_, dt_, rank_, tag_, comm_, ctx_, av_) \
-    ((MPIDI_CX_descr_t) { .op = (op_), .vci = (vci_), .send_buf = (sbuf_), .recv_buf = (rbuf_), \
-                          .count = (count_), .datatype = (dt_), .rank = (rank_), .tag = (tag_), \
-                          .comm = (comm_), .context_offset = (ctx_), .av = (av_) })
 
 #endif /* CX_MT_H_INCLUDED */

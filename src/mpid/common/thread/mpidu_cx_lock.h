@@ -117,9 +117,8 @@ static inline bool MPIDU_CX_lock_tryacquire(MPIDU_cx_lock_t * l)
         case MPIDU_CX_LOCK_HCLHUB:
             return cx_hclhub_tryacquire(&l->u.hclhub);
         default:
-            /* CSync has no try-lock: its issue path combines instead */
-            cx_dsm_acquire(&l->u.dsm, MPIDU_CX_dsm_thread(l));
-            return true;
+            /* never asked: CSync issues by combining, not by try-lock */
+            return false;
     }
 }
 
@@ -160,20 +159,32 @@ static inline void MPIDU_CX_lock_acquired(MPIDU_cx_lock_t * l)
 /* The critical-section operations behind MPID_THREAD_CS_{ENTER,EXIT,YIELD}(VCI, m)
  * when m.cx is set.  owner/count keep MPICH's bookkeeping, and recursion is
  * allowed: an operation run from the queue re-enters its VCI's section. */
-static inline void MPIDU_CX_cs_enter_prio(MPIDU_Thread_mutex_t * m, bool low_priority)
+/* A thread re-entering a section it holds counts the recursion; true then. */
+static inline bool MPIDU_CX_cs_reenter(MPIDU_Thread_mutex_t * m, MPL_thread_id_t * self)
 {
-    MPL_thread_id_t self;
     int equal = 0;
-    MPL_thread_self(&self);
-    MPL_thread_same(&self, &m->owner, &equal);
-    if (equal) {
+    MPL_thread_self(self);
+    MPL_thread_same(self, &m->owner, &equal);
+    if (equal)
         m->count++;
-        return;
-    }
-    MPIDU_CX_lock_acquire(m->cx, low_priority);
+    return equal;
+}
+
+/* After a first acquisition: owner bookkeeping, then the queue. */
+static inline void MPIDU_CX_cs_taken(MPIDU_Thread_mutex_t * m, MPL_thread_id_t self)
+{
     m->owner = self;
     m->count = 1;
     MPIDU_CX_lock_acquired(m->cx);
+}
+
+static inline void MPIDU_CX_cs_enter_prio(MPIDU_Thread_mutex_t * m, bool low_priority)
+{
+    MPL_thread_id_t self;
+    if (MPIDU_CX_cs_reenter(m, &self))
+        return;
+    MPIDU_CX_lock_acquire(m->cx, low_priority);
+    MPIDU_CX_cs_taken(m, self);
 }
 
 static inline void MPIDU_CX_cs_enter(MPIDU_Thread_mutex_t * m)
@@ -185,20 +196,13 @@ static inline void MPIDU_CX_cs_enter(MPIDU_Thread_mutex_t * m)
 static inline bool MPIDU_CX_cs_tryenter(MPIDU_Thread_mutex_t * m)
 {
     MPL_thread_id_t self;
-    int equal = 0;
-    MPL_thread_self(&self);
-    MPL_thread_same(&self, &m->owner, &equal);
-    if (equal) {
-        m->count++;
+    if (MPIDU_CX_cs_reenter(m, &self))
         return true;
-    }
     if (!MPIDU_CX_lock_tryacquire(m->cx)) {
         m->cx->trylock_failures++;      /* racy on purpose: a statistic */
         return false;
     }
-    m->owner = self;
-    m->count = 1;
-    MPIDU_CX_lock_acquired(m->cx);
+    MPIDU_CX_cs_taken(m, self);
     return true;
 }
 
