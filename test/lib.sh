@@ -57,6 +57,8 @@ T_MODELS=(
     "lockq-mcs|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_VCI_LOCK=mcs"
     "csync|MPIR_CVAR_CH4_MT_MODEL=csync"
     "lockq-4vci|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_NUM_VCIS=4"
+    "hclhub-usc|MPIR_CVAR_CH4_MT_MODEL=hclhub-usc MPIR_CVAR_CX_FAKE_NUMA_NODES=2"
+    "hclhub-ksc|MPIR_CVAR_CH4_MT_MODEL=hclhub-ksc"
 )
 
 # t_runtime_build PREFIX: true when the installed MPICH-CX selects models at run time.

@@ -45,6 +45,8 @@ expect_configure_fail configure-bad-mt-model "--enable-ch4-mt=lockfree is not a 
 expect_configure_fail configure-bad-vci-lock "--with-ch4-vci-lock=spin is not a lock" -- --with-ch4-vci-lock=spin
 expect_configure_fail configure-mt-needs-per-vci "need per-VCI critical sections" \
     -- --enable-ch4-mt=lockq --enable-thread-cs=global
+expect_configure_fail configure-usc-needs-per-vci "need per-VCI critical sections" \
+    -- --enable-ch4-mt=hclhub-usc --enable-thread-cs=global
 d=$w/mt; mkdir -p "$d"
 if (cd "$d" && "$repo/configure" --prefix="$w/p" --enable-ch4-mt=runtime) > "$d/log" 2>&1; then
     t_check unit/configure-mt-adds-per-vci "--enable-ch4-mt=runtime did not add --enable-thread-cs=per-vci" \

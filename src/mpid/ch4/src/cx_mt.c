@@ -68,11 +68,30 @@ cvars:
 MPIDI_CX_global_t MPIDI_CX_global;
 _Thread_local cx_test_backoff_t MPIDI_CX_test_backoff;
 
-static const char *const mt_names[MPIDI_CX_NUM_MT] = { "direct", "lockq", "csync" };
+/* The values of MPIR_CVAR_CH4_MT_MODEL (and --enable-ch4-mt) that are ours;
+ * lock -1: MPIR_CVAR_CH4_VCI_LOCK or the configure default decides. */
+static const struct {
+    const char *name;
+    int model;
+    int lock;                   /* default VCI lock of the model */
+    int wait_kind;
+} models[] = {
+    {"direct", MPIDI_CX_MT_DIRECT, -1, MPIDI_CX_WAIT_POLL},
+    {"lockq", MPIDI_CX_MT_LOCKQ, -1, MPIDI_CX_WAIT_POLL},
+    {"csync", MPIDI_CX_MT_CSYNC, MPIDU_CX_LOCK_DSM, MPIDI_CX_WAIT_POLL},
+    {"hclhub-usc", MPIDI_CX_MT_DIRECT, MPIDU_CX_LOCK_HCLHUB, MPIDI_CX_WAIT_USC},
+    {"hclhub-ksc", MPIDI_CX_MT_DIRECT, MPIDU_CX_LOCK_HCLHUB, MPIDI_CX_WAIT_KSC},
+};
 
-const char *MPIDI_CX_mt_name(int model)
+#define NUM_MODELS ((int) (sizeof(models) / sizeof(models[0])))
+#define MODEL_LIST "direct, lockq, csync, hclhub-usc, hclhub-ksc, lockless"
+
+static int find_model(const char *name)
 {
-    return (model >= 0 && model < MPIDI_CX_NUM_MT) ? mt_names[model] : "(invalid)";
+    for (int m = 0; m < NUM_MODELS; m++)
+        if (!strcasecmp(name, models[m].name))
+            return m;
+    return -1;
 }
 
 /* MPI_Get_library_version's line: the model and lock this run uses. */
@@ -84,7 +103,7 @@ int MPIDI_CX_mt_is_active(void)
 const char *MPIDI_CX_mt_describe(void)
 {
     static char buf[64];
-    snprintf(buf, sizeof(buf), "model %s, VCI lock %s", MPIDI_CX_mt_name(MPIDI_CX_global.model),
+    snprintf(buf, sizeof(buf), "model %s, VCI lock %s", MPIDI_CX_global.model_name,
              MPIDU_CX_lock_name(MPIDI_CX_global.lock_kind));
     return buf;
 }
@@ -117,31 +136,29 @@ int MPIDI_CX_init(bool * consumed)
     const char *name = MPIR_CVAR_CH4_MT_MODEL;
 
     *consumed = false;
-    MPIDI_CX_global.model = MPIDI_CX_DEFAULT_MT;
+    int m = find_model(MPIDI_CX_DEFAULT_MT_NAME);
+    MPIR_Assert(m >= 0);
     if (name[0]) {
-        int m;
-        for (m = 0; m < MPIDI_CX_NUM_MT; m++)
-            if (!strcasecmp(name, mt_names[m]))
-                break;
+        int named = find_model(name);
         if (!strcasecmp(name, "handoff")) {
             /* MPICH 4.0.2 compiles its work queues out (ch4i_workq_types.h) */
             return invalid_value("MPIR_CVAR_CH4_MT_MODEL", name,
-                                 "direct, lockq, csync, lockless (handoff is disabled in MPICH 4.0.2)");
+                                 MODEL_LIST " (handoff is disabled in MPICH 4.0.2)");
         }
 #ifdef MPIDI_CH4_USE_MT_RUNTIME
-        if (m == MPIDI_CX_NUM_MT && strcasecmp(name, "lockless"))
-            return invalid_value("MPIR_CVAR_CH4_MT_MODEL", name, "direct, lockq, csync, lockless");
-        if (m < MPIDI_CX_NUM_MT) {
-            MPIDI_CX_global.model = m;
+        if (named < 0 && strcasecmp(name, "lockless"))
+            return invalid_value("MPIR_CVAR_CH4_MT_MODEL", name, MODEL_LIST);
+        if (named >= 0) {
+            m = named;
             MPIDI_global.settings.mt_model = MPIDI_CH4_MT_DIRECT;
             *consumed = true;
         }
 #else
-        if (m < MPIDI_CX_NUM_MT && m != MPIDI_CX_DEFAULT_MT)
+        if (named >= 0 && named != m)
             return invalid_value("MPIR_CVAR_CH4_MT_MODEL", name,
                                  MPIDI_CX_DEFAULT_MT_NAME
                                  " (this build; configure --enable-ch4-mt=runtime to choose at run time)");
-        *consumed = (m < MPIDI_CX_NUM_MT);
+        *consumed = (named >= 0);
 #endif
     } else {
 #ifdef MPIDI_CH4_USE_MT_RUNTIME
@@ -149,10 +166,20 @@ int MPIDI_CX_init(bool * consumed)
 #endif
         *consumed = true;
     }
+    MPIDI_CX_global.model = models[m].model;
+    MPIDI_CX_global.model_name = models[m].name;
+    MPIDI_CX_global.wait_kind = models[m].wait_kind;
 
-    name = MPIR_CVAR_CH4_VCI_LOCK[0] ? MPIR_CVAR_CH4_VCI_LOCK : MPIDI_CX_DEFAULT_VCI_LOCK;
+    /* the CVAR overrides a model's own lock, except CSync's combining lock */
+    if (MPIR_CVAR_CH4_VCI_LOCK[0])
+        name = MPIR_CVAR_CH4_VCI_LOCK;
+    else if (models[m].lock >= 0)
+        name = MPIDU_CX_lock_name(models[m].lock);
+    else
+        name = MPIDI_CX_DEFAULT_VCI_LOCK;
     MPIDI_CX_global.lock_kind = MPIDU_CX_lock_parse(name);
-    if (MPIDI_CX_global.lock_kind < 0 || MPIDI_CX_global.lock_kind == MPIDU_CX_LOCK_DSM)
+    if (MPIDI_CX_global.lock_kind < 0 || (MPIDI_CX_global.lock_kind == MPIDU_CX_LOCK_DSM &&
+                                          MPIDI_CX_global.model != MPIDI_CX_MT_CSYNC))
         return invalid_value("MPIR_CVAR_CH4_VCI_LOCK", name,
                              "mutex, ticket, mcs, clh, clhub, hclhub");
     if (MPIDI_CX_global.model == MPIDI_CX_MT_CSYNC)
@@ -1024,4 +1051,5 @@ static void register_pvars(void)
                               MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
                               get_trylock_failures, NULL, "CH4_CX",
                               "VCI try-locks that failed (issue and progress)");
+    MPIDI_CX_reactivation_register_pvars();
 }

@@ -11,6 +11,12 @@
  *   csync   the same paper §3.3: issue by DSM-Synch software combining (the
  *           issuer waits until it, or the current combiner, ran the operation);
  *           progress takes the combining lock with dsm_acquire.
+ *   hclhub-usc, hclhub-ksc
+ *           Dang et al. §IV: direct issue under an HCLHub priority lock, and
+ *           selective reactivation in MPI_Wait/MPI_Waitall: one waiting
+ *           thread polls, the others spin (USC) or sleep (KSC) on a
+ *           synchronization counter until their requests completed
+ *           (cx_mt_reactivation.c).
  */
 #ifndef CX_MT_H_INCLUDED
 #define CX_MT_H_INCLUDED
@@ -82,8 +88,17 @@ typedef struct MPIDI_CX_descr {
     int mpi_errno;
 } MPIDI_CX_descr_t;
 
+/* How a thread blocked in MPI_Wait/MPI_Waitall waits. */
+enum {
+    MPIDI_CX_WAIT_POLL,         /* MPICH's: every waiting thread polls progress */
+    MPIDI_CX_WAIT_USC,          /* selective reactivation, waiters spin */
+    MPIDI_CX_WAIT_KSC           /* selective reactivation, waiters sleep */
+};
+
 typedef struct {
     int model;                  /* MPIDI_CX_MT_* */
+    const char *model_name;     /* as MPIR_CVAR_CH4_MT_MODEL names it */
+    int wait_kind;              /* MPIDI_CX_WAIT_* */
     int lock_kind;              /* MPIDU_CX_LOCK_* */
     int force_trylock_fail;     /* percent of issue try-locks failed on purpose (tests) */
     unsigned max_combine;
@@ -102,7 +117,8 @@ extern _Thread_local cx_test_backoff_t MPIDI_CX_test_backoff;
 int MPIDI_CX_init(bool * consumed);
 int MPIDI_CX_init_vcis(void);
 void MPIDI_CX_finalize(void);
-const char *MPIDI_CX_mt_name(int model);
+int MPIDI_CX_wait_reactivated(MPID_Progress_state * state);
+void MPIDI_CX_reactivation_register_pvars(void);
 bool MPIDI_CX_force_trylock_failure(void);
 int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * d, MPIR_Request ** req, bool locked);
 void MPIDI_CX_drain_all(int vci);
@@ -143,6 +159,17 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_exit(int vci)
     if (MPIDI_CX_global.issued[vci])
         MPIDI_CX_resolve_issued(vci);
     MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+}
+
+/* MPI_Wait and MPI_Waitall: the requests a blocked thread waits for, so
+ * that selective reactivation can wake it when they completed. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_wait_register(MPID_Progress_state * state,
+                                                     MPIR_Request ** reqs, int n)
+{
+    if (unlikely(MPIDI_CX_global.wait_kind != MPIDI_CX_WAIT_POLL) && MPIR_ThreadInfo.isThreaded) {
+        state->cx_waited = reqs;
+        state->cx_nwaited = n;
+    }
 }
 
 /* The VCI an operation's transport will lock (same hash as the netmods). */

@@ -1,0 +1,168 @@
+/*
+ * MPICH-CX: selective reactivation in blocking waits, the hclhub-usc and
+ * hclhub-ksc models (Dang et al., "Advanced Thread Synchronization for
+ * Multithreaded MPI Implementations", §IV; the counters and the server
+ * election are src/util/threadsafety/cx_reactivation.h).
+ *
+ * MPI_Wait and MPI_Waitall register the requests they wait for in their
+ * progress state (MPIDI_CX_wait_register).  Among the threads blocked in
+ * them, one at a time, the server, polls progress on every VCI; after each
+ * poll it signals the synchronization counter of every other waiter once per
+ * request of it that completed.  A waiter spins (USC) or sleeps (KSC) outside
+ * every lock and wakes only when its whole set completed, or when the server
+ * leaves and hands the role to the oldest waiter.  An oversubscribed rank
+ * thus has one thread polling instead of all of them, and with an HCLHub VCI
+ * lock that thread re-enters at low priority, behind threads that issue.
+ *
+ * CH4's critical sections are per VCI, so there is no global section to guard
+ * the waiter list and the server flag: they have a mutex of their own, held
+ * only for list updates, never while polling.
+ */
+#include "mpidimpl.h"
+#include "cx_mt.h"
+#include "cx_reactivation.h"
+
+/* One per thread; the counter comes first so that a list entry is the waiter. */
+typedef struct {
+    cx_scount_t c;
+    MPIR_Request **reqs;        /* what MPI_Wait/MPI_Waitall registered */
+    int n;
+    int first;                  /* reqs[0 .. first) completed (NULL counts as complete) */
+    int kind;                   /* CX_SCOUNT_* the counter was initialized with, -1: not yet */
+} waiter_t;
+
+static cx_reactivation_t react;
+static pthread_mutex_t react_mutex = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local waiter_t thread_waiter = {.kind = -1 };
+
+static waiter_t *this_thread_waiter(void)
+{
+    waiter_t *w = &thread_waiter;
+    int kind = MPIDI_CX_global.wait_kind == MPIDI_CX_WAIT_KSC ? CX_SCOUNT_KSC : CX_SCOUNT_USC;
+    if (w->kind != kind) {      /* first wait of this thread, or the model changed */
+        if (w->kind >= 0)
+            cx_scount_destroy(&w->c);
+        cx_scount_init(&w->c, kind);
+        w->kind = kind;
+    }
+    return w;
+}
+
+/* Requests of w still pending (the completed prefix is skipped once). */
+static int pending(waiter_t * w)
+{
+    while (w->first < w->n &&
+           (w->reqs[w->first] == NULL || MPIR_Request_is_complete(w->reqs[w->first])))
+        w->first++;
+    return w->n - w->first;
+}
+
+/* Server, under react_mutex: one counted signal per completed request. */
+static void signal_completions(void)
+{
+    cx_scount_t *c = react.head;
+    while (c != NULL) {
+        cx_scount_t *next = c->next;    /* the last signal unlinks c */
+        int left = pending((waiter_t *) c);
+        while (c->count > left)
+            cx_reactivation_signal(&react, c);
+        c = next;
+    }
+}
+
+static void react_lock(void *m)
+{
+    pthread_mutex_lock(m);
+}
+
+static void react_unlock(void *m)
+{
+    pthread_mutex_unlock(m);
+}
+
+/* One poll of every VCI, as a blocking wait does it (low priority entry). */
+static int poll_all_vcis(bool * made_progress)
+{
+    MPID_Progress_state ps;
+    MPIDI_progress_state_init(&ps);
+    MPIDI_progress_state_init_count(&ps);
+    int mpi_errno = MPIDI_progress_test(&ps, 1);
+    *made_progress = ps.progress_made;
+    return mpi_errno;
+}
+
+/* MPID_Progress_wait for a registered wait: returns once every registered
+ * request completed (or progress failed). */
+int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
+{
+    int mpi_errno = MPI_SUCCESS;
+    waiter_t *w = this_thread_waiter();
+    bool server = false;
+
+    w->reqs = state->cx_waited;
+    w->n = state->cx_nwaited;
+    w->first = 0;
+
+    pthread_mutex_lock(&react_mutex);
+    while (pending(w) > 0) {
+        if (server || (server = cx_reactivation_try_elect(&react))) {
+            bool progressed;
+            pthread_mutex_unlock(&react_mutex);
+            mpi_errno = poll_all_vcis(&progressed);
+            if (!progressed)
+                MPL_thread_yield();
+            pthread_mutex_lock(&react_mutex);
+            signal_completions();
+            if (mpi_errno)
+                break;
+        } else {
+            cx_scount_arm(&w->c, pending(w));
+            cx_reactivation_add_waiter(&react, &w->c);
+            cx_scount_wait(&w->c, react_unlock, react_lock, &react_mutex);
+            /* a counted wake unlinked us, a forced one too; anything else is
+             * a stale flag from an earlier round: leave the list either way */
+            cx_reactivation_remove_waiter(&react, &w->c);
+        }
+    }
+    if (server)
+        cx_reactivation_resign(&react);
+    else
+        cx_reactivation_wake_next(&react);      /* a forced wake we did not use */
+    pthread_mutex_unlock(&react_mutex);
+    return mpi_errno;
+}
+
+/* ---- MPI_T ----------------------------------------------------------------- */
+
+#define REACT_PVAR_GETTER(name_, field_) \
+    static void name_(void *addr, void *obj, int count, void *buf) \
+    { \
+        pthread_mutex_lock(&react_mutex); \
+        *(unsigned long long *) buf = react.field_; \
+        pthread_mutex_unlock(&react_mutex); \
+    }
+REACT_PVAR_GETTER(get_elections, elections)
+REACT_PVAR_GETTER(get_counted, counted_wakeups)
+REACT_PVAR_GETTER(get_forced, forced_wakeups)
+
+void MPIDI_CX_reactivation_register_pvars(void)
+{
+    static const struct {
+        const char *name;
+        void (*get) (void *, void *, int, void *);
+        const char *desc;
+    } pvars[] = {
+        {"cx_server_elections", get_elections,
+         "hclhub-usc/ksc: times a thread blocked in MPI_Wait(all) became the polling server"},
+        {"cx_counted_wakeups", get_counted,
+         "hclhub-usc/ksc: waiters woken because all their requests completed"},
+        {"cx_forced_wakeups", get_forced,
+         "hclhub-usc/ksc: waiters woken to take over polling from a leaving server"},
+    };
+    for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
+        MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
+                                  pvars[i].name, NULL, 1, MPI_T_ENUM_NULL,
+                                  MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                                  MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                                  pvars[i].get, NULL, "CH4_CX", pvars[i].desc);
+}
