@@ -135,6 +135,20 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_issue_tryenter(int vci)
     return MPIDU_CX_cs_tryenter(&MPIDI_VCI(vci).lock);
 }
 
+/* LockQ's issue fast path, inline at the call site: true when the try-lock
+ * succeeded and nothing is left queued, so the caller issues directly and
+ * then leaves the section.  Otherwise the out-of-line path decides (queue
+ * behind what is there, or behind the holder). */
+MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_lockq_fast_enter(int vci)
+{
+    if (!MPIDI_CX_issue_tryenter(vci))
+        return false;
+    if (likely(!cx_lockq_pending(MPIDI_CX_global.queues[vci])))
+        return true;
+    MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+    return false;
+}
+
 /* Progress entry for a VCI with a CX lock.  Returns false when this progress
  * call should skip the VCI (LockQ's try-lock failed and the backoff says come
  * back later); true with the VCI lock held otherwise. */

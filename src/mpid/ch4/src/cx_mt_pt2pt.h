@@ -2,10 +2,32 @@
  * MPICH-CX: the point-to-point entry points of the thread-safety models (see
  * cx_mt.h).  Included by ch4_send.h and ch4_recv.h after MPICH's own issue
  * functions, renamed *_direct.  MPICH's model stays inline and costs one
- * test; the other models' paths are out of line (cx_mt.c), so they do
- * not bloat the direct path.
+ * test; so does LockQ's uncontended case (try-lock, empty queue, issue),
+ * which one thread always takes.  Everything else is out of line (cx_mt.c).
  */
 #include "cx_mt.h"
+
+/* MPICH's path, or LockQ's uncontended one (try-lock taken, queue empty):
+ * the direct issue function has one call site, so it stays inlined as in
+ * MPICH; `held_vci` says whether to leave LockQ's section afterwards.
+ * Every other case goes out of line. */
+#ifndef MPIDI_CX_ISSUE_INLINE
+#define MPIDI_CX_ISSUE_INLINE(vci_expr_, direct_call_, cx_call_)        \
+    do {                                                                \
+        int held_vci = -1;                                              \
+        if (!MPIDI_CX_USE_DIRECT()) {                                   \
+            if (MPIDI_CX_MT != MPIDI_CX_MT_LOCKQ)                       \
+                return cx_call_;                                        \
+            held_vci = (vci_expr_);                                     \
+            if (!MPIDI_CX_lockq_fast_enter(held_vci))                   \
+                return cx_call_;                                        \
+        }                                                               \
+        int err_ = direct_call_;                                        \
+        if (held_vci >= 0)                                              \
+            MPIDU_CX_cs_exit(&MPIDI_VCI(held_vci).lock);                \
+        return err_;                                                    \
+    } while (0)
+#endif
 
 #if defined(CH4_SEND_H_INCLUDED) && !defined(CX_MT_SEND_DEFINED)
 #define CX_MT_SEND_DEFINED
@@ -13,18 +35,22 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_isend(const void *buf, MPI_Aint count, MPI_Da
                                          int rank, int tag, MPIR_Comm * comm, int context_offset,
                                          MPIDI_av_entry_t * av, MPIR_Request ** req)
 {
-    if (MPIDI_CX_USE_DIRECT())
-        return MPIDI_isend_direct(buf, count, datatype, rank, tag, comm, context_offset, av, req);
-    return MPIDI_CX_isend(buf, count, datatype, rank, tag, comm, context_offset, av, req);
+    MPIDI_CX_ISSUE_INLINE(MPIDI_CX_send_vci(comm, rank, tag),
+                          MPIDI_isend_direct(buf, count, datatype, rank, tag, comm,
+                                             context_offset, av, req),
+                          MPIDI_CX_isend(buf, count, datatype, rank, tag, comm,
+                                         context_offset, av, req));
 }
 
 MPL_STATIC_INLINE_PREFIX int MPIDI_issend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
                                           int rank, int tag, MPIR_Comm * comm, int context_offset,
                                           MPIDI_av_entry_t * av, MPIR_Request ** req)
 {
-    if (MPIDI_CX_USE_DIRECT())
-        return MPIDI_issend_direct(buf, count, datatype, rank, tag, comm, context_offset, av, req);
-    return MPIDI_CX_issend(buf, count, datatype, rank, tag, comm, context_offset, av, req);
+    MPIDI_CX_ISSUE_INLINE(MPIDI_CX_send_vci(comm, rank, tag),
+                          MPIDI_issend_direct(buf, count, datatype, rank, tag, comm,
+                                              context_offset, av, req),
+                          MPIDI_CX_issend(buf, count, datatype, rank, tag, comm,
+                                          context_offset, av, req));
 }
 #endif /* CH4_SEND_H_INCLUDED */
 
@@ -34,8 +60,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_irecv(void *buf, MPI_Aint count, MPI_Datatype
                                          int rank, int tag, MPIR_Comm * comm, int context_offset,
                                          MPIDI_av_entry_t * av, MPIR_Request ** req)
 {
-    if (MPIDI_CX_USE_DIRECT())
-        return MPIDI_irecv_direct(buf, count, datatype, rank, tag, comm, context_offset, av, req);
-    return MPIDI_CX_irecv(buf, count, datatype, rank, tag, comm, context_offset, av, req);
+    MPIDI_CX_ISSUE_INLINE(MPIDI_CX_recv_vci(comm, rank, tag),
+                          MPIDI_irecv_direct(buf, count, datatype, rank, tag, comm,
+                                             context_offset, av, req),
+                          MPIDI_CX_irecv(buf, count, datatype, rank, tag, comm,
+                                         context_offset, av, req));
 }
 #endif /* CH4_RECV_H_INCLUDED */

@@ -5,10 +5,11 @@
  * election are src/util/threadsafety/cx_reactivation.h).
  *
  * MPI_Wait and MPI_Waitall register the requests they wait for in their
- * progress state (MPIDI_CX_wait_register).  Among the threads blocked in
- * them, one at a time, the server, polls progress on every VCI; after each
- * poll it signals the synchronization counter of every other waiter once per
- * request of it that completed.  A waiter spins (USC) or sleeps (KSC) outside
+ * progress state (MPIDI_CX_wait_register).  As in the paper, a blocked
+ * thread first polls as MPICH does; only a poll that made no progress makes
+ * it a server or a waiter.  One thread at a time, the server, polls progress
+ * on every VCI; after each poll it signals the synchronization counter of
+ * every waiter once per request of it that completed (whoever completed it).  A waiter spins (USC) or sleeps (KSC) outside
  * every lock and wakes only when its whole set completed, or when the server
  * leaves and hands the role to the oldest waiter.  An oversubscribed rank
  * thus has one thread polling instead of all of them, and with an HCLHub VCI
@@ -91,11 +92,19 @@ static int poll_all_vcis(bool * made_progress)
     return mpi_errno;
 }
 
-/* MPID_Progress_wait for a registered wait: returns once every registered
- * request completed (or progress failed). */
+/* MPID_Progress_wait for a registered wait: returns after a poll that made
+ * progress, or once every registered request completed (or on an error). */
 int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
 {
     int mpi_errno = MPI_SUCCESS;
+
+    /* the paper's entry: poll first (the caller's VCIs, as MPICH does) */
+    state->progress_made = 0;
+    mpi_errno = MPIDI_progress_test(state, 1);
+    if (mpi_errno != MPI_SUCCESS || state->progress_made)
+        return mpi_errno;
+
+    /* no progress: become the server, or wait for it */
     waiter_t *w = this_thread_waiter();
     bool server = false;
 

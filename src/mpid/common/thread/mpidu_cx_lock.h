@@ -101,6 +101,7 @@ static inline void MPIDU_CX_lock_acquire(MPIDU_cx_lock_t * l, bool low_priority)
     }
 }
 
+__attribute__((always_inline))
 static inline bool MPIDU_CX_lock_tryacquire(MPIDU_cx_lock_t * l)
 {
     switch (l->kind) {
@@ -160,6 +161,8 @@ static inline void MPIDU_CX_lock_acquired(MPIDU_cx_lock_t * l)
  * when m.cx is set.  owner/count keep MPICH's bookkeeping, and recursion is
  * allowed: an operation run from the queue re-enters its VCI's section. */
 /* A thread re-entering a section it holds counts the recursion; true then. */
+/* always_inline: on LockQ's issue path, inlined at the call site */
+__attribute__((always_inline))
 static inline bool MPIDU_CX_cs_reenter(MPIDU_Thread_mutex_t * m, MPL_thread_id_t * self)
 {
     int equal = 0;
@@ -193,6 +196,7 @@ static inline void MPIDU_CX_cs_enter(MPIDU_Thread_mutex_t * m)
 }
 
 /* LockQ's issue path: true when the lock was taken (queue drained). */
+__attribute__((always_inline))
 static inline bool MPIDU_CX_cs_tryenter(MPIDU_Thread_mutex_t * m)
 {
     MPL_thread_id_t self;

@@ -1,0 +1,389 @@
+/*
+ * MPICH-CX constant-time tag matching: the hash tables and the four-structure
+ * matcher (see cx_match.h).
+ */
+#include "cx_match.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* Bucket counts: primes, each about twice the one before. */
+static const size_t primes[] = {
+    13, 29, 59, 127, 257, 521, 1049, 2099, 4201, 8419, 16843, 33703, 67409, 134837,
+    269683, 539389, 1078787, 2157587, 4315183, 8630387, 17260781, 34521589, 69043189,
+    138086407, 276172823, 552345671, 1104691373
+};
+
+#define NUM_PRIMES ((int) (sizeof(primes) / sizeof(primes[0])))
+
+/* Reclaimed entries kept for reuse (beyond this, they are freed). */
+#define MAX_FREE_ENTRIES 256
+
+/* ---- intrusive doubly linked lists ------------------------------------- */
+
+static inline void list_append(cx_match_list_t * l, cx_match_link_t * x)
+{
+    x->next = NULL;
+    x->prev = l->tail;
+    if (l->tail)
+        l->tail->next = x;
+    else
+        l->head = x;
+    l->tail = x;
+}
+
+static inline void list_unlink(cx_match_list_t * l, cx_match_link_t * x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        l->head = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    else
+        l->tail = x->prev;
+    x->prev = x->next = NULL;
+}
+
+static inline cx_match_cell_t *cell_of(cx_match_link_t * l, int kind)
+{
+    return (cx_match_cell_t *) ((char *) (l - kind) - offsetof(cx_match_cell_t, link));
+}
+
+/* ---- keys and hashing ---------------------------------------------------- */
+
+/* The key a pattern or a message has in structure `kind`: the fields that
+ * structure does not use are fixed, so equal keys mean the same list. */
+static inline cx_match_key_t make_key(int kind, uint32_t ctx, int src, int tag)
+{
+    cx_match_key_t k = {.ctx = ctx,.src = -1,.tag = -1 };
+    if (kind == CX_MATCH_SPEC || kind == CX_MATCH_SRC)
+        k.src = src;
+    if (kind == CX_MATCH_SPEC || kind == CX_MATCH_TAG)
+        k.tag = tag;
+    return k;
+}
+
+static inline bool key_equal(cx_match_key_t a, cx_match_key_t b)
+{
+    return a.ctx == b.ctx && a.src == b.src && a.tag == b.tag;
+}
+
+/* Multiply-xorshift mixing of the 96-bit key (cheaper than the paper's
+ * one-at-a-time hash on a hot path; the bucket count is prime, so the low
+ * bits need not be perfect either). */
+#ifdef CX_MATCH_TEST_HASH
+/* unit tests: a degenerate hash forces collisions */
+static inline uint32_t key_hash(cx_match_key_t k)
+{
+    return CX_MATCH_TEST_HASH(k);
+}
+#else
+static inline uint32_t key_hash(cx_match_key_t k)
+{
+    uint64_t h = ((uint64_t) k.ctx << 32) ^ (uint32_t) k.src;
+    h ^= (uint64_t) (uint32_t) k.tag * 0x9e3779b97f4a7c15ULL;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 29;
+    return (uint32_t) h;
+}
+#endif
+
+/* ---- hash table ----------------------------------------------------------- */
+
+static int table_init(cx_match_table_t * t)
+{
+    memset(t, 0, sizeof(*t));
+    t->nbuckets = primes[0];
+    t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+    return t->buckets ? 0 : -1;
+}
+
+static void free_chain(cx_match_entry_t * e)
+{
+    while (e) {
+        cx_match_entry_t *next = e->chain;
+        free(e);
+        e = next;
+    }
+}
+
+static void table_destroy(cx_match_table_t * t)
+{
+    for (size_t i = 0; i < t->nbuckets; i++)
+        free_chain(t->buckets[i]);
+    if (t->old) {
+        for (size_t i = t->migrate_pos; i < t->nold; i++)
+            free_chain(t->old[i]);
+        free(t->old);
+    }
+    free(t->buckets);
+    memset(t, 0, sizeof(*t));
+}
+
+/* Moves at most CX_MATCH_REHASH_STEP units of work (an entry moved or an
+ * empty old bucket passed) from the old array to the new one. */
+static void migrate_step(cx_match_table_t * t)
+{
+    int budget = CX_MATCH_REHASH_STEP;
+    while (t->old && budget-- > 0) {
+        cx_match_entry_t *e = t->old[t->migrate_pos];
+        if (e) {
+            t->old[t->migrate_pos] = e->chain;
+            size_t i = e->hash % t->nbuckets;
+            e->chain = t->buckets[i];
+            t->buckets[i] = e;
+        } else if (++t->migrate_pos == t->nold) {
+            free(t->old);
+            t->old = NULL;
+            t->nold = t->migrate_pos = 0;
+        }
+    }
+}
+
+/* Past 75% load (and not migrating already): a new array of the next prime
+ * size; the old one drains incrementally.  Out of memory: keep chaining. */
+static void maybe_grow(cx_matcher_t * m, cx_match_table_t * t)
+{
+    if (t->old || t->count * 4 < t->nbuckets * 3 || t->prime_index + 1 >= NUM_PRIMES)
+        return;
+    size_t n = primes[t->prime_index + 1];
+    cx_match_entry_t **b = calloc(n, sizeof(*b));
+    if (!b)
+        return;
+    t->old = t->buckets;
+    t->nold = t->nbuckets;
+    t->migrate_pos = 0;
+    t->buckets = b;
+    t->nbuckets = n;
+    t->prime_index++;
+    m->rehashes++;
+}
+
+static cx_match_entry_t *chain_find(cx_matcher_t * m, cx_match_entry_t * e,
+                                    cx_match_key_t key, uint32_t hash)
+{
+    size_t walked = 0;
+    for (; e; e = e->chain) {
+        walked++;
+        if (e->hash == hash && key_equal(e->key, key))
+            break;
+    }
+    if (walked > m->max_chain)
+        m->max_chain = walked;
+    return e;
+}
+
+static cx_match_entry_t *table_find(cx_matcher_t * m, cx_match_table_t * t,
+                                    cx_match_key_t key, uint32_t hash)
+{
+    migrate_step(t);
+    cx_match_entry_t *e = chain_find(m, t->buckets[hash % t->nbuckets], key, hash);
+    if (!e && t->old) {
+        size_t i = hash % t->nold;
+        if (i >= t->migrate_pos) {      /* buckets below migrate_pos are moved */
+            e = chain_find(m, t->old[i], key, hash);
+            if (e)
+                m->old_hits++;
+        }
+    }
+    return e;
+}
+
+static void table_insert(cx_matcher_t * m, cx_match_table_t * t, cx_match_entry_t * e)
+{
+    maybe_grow(m, t);
+    size_t i = e->hash % t->nbuckets;
+    e->chain = t->buckets[i];
+    t->buckets[i] = e;
+    t->count++;
+}
+
+static bool unlink_from(cx_match_entry_t ** slot, cx_match_entry_t * e)
+{
+    for (; *slot; slot = &(*slot)->chain) {
+        if (*slot == e) {
+            *slot = e->chain;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void table_remove(cx_match_table_t * t, cx_match_entry_t * e)
+{
+    migrate_step(t);
+    bool found = unlink_from(&t->buckets[e->hash % t->nbuckets], e);
+    if (!found && t->old)
+        found = unlink_from(&t->old[e->hash % t->nold], e);
+    (void) found;       /* an entry in a table is always found */
+    t->count--;
+}
+
+/* ---- entries ----------------------------------------------------------- */
+
+static cx_match_entry_t *entry_get(cx_matcher_t * m, int kind, cx_match_key_t key)
+{
+    cx_match_table_t *t = &m->table[kind];
+    uint32_t hash = key_hash(key);
+    cx_match_entry_t *e = table_find(m, t, key, hash);
+    if (e)
+        return e;
+    if (m->free_entries) {
+        e = m->free_entries;
+        m->free_entries = e->chain;
+        m->nfree--;
+    } else {
+        e = malloc(sizeof(*e));
+        if (!e)
+            return NULL;
+    }
+    e->key = key;
+    e->hash = hash;
+    e->posted.head = e->posted.tail = NULL;
+    e->unexp.head = e->unexp.tail = NULL;
+    table_insert(m, t, e);
+    return e;
+}
+
+static cx_match_entry_t *entry_lookup(cx_matcher_t * m, int kind, cx_match_key_t key)
+{
+    return table_find(m, &m->table[kind], key, key_hash(key));
+}
+
+/* Both lists empty: out of the table, onto the free list. */
+static void entry_reclaim(cx_matcher_t * m, int kind, cx_match_entry_t * e)
+{
+    if (e->posted.head || e->unexp.head)
+        return;
+    table_remove(&m->table[kind], e);
+    if (m->nfree < MAX_FREE_ENTRIES) {
+        e->chain = m->free_entries;
+        m->free_entries = e;
+        m->nfree++;
+    } else {
+        free(e);
+    }
+}
+
+/* ---- the matcher --------------------------------------------------------- */
+
+int cx_match_init(cx_matcher_t * m)
+{
+    memset(m, 0, sizeof(*m));
+    for (int k = 0; k < CX_MATCH_NKINDS; k++) {
+        if (table_init(&m->table[k]) != 0) {
+            cx_match_destroy(m);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void cx_match_destroy(cx_matcher_t * m)
+{
+    for (int k = 0; k < CX_MATCH_NKINDS; k++)
+        table_destroy(&m->table[k]);
+    free_chain(m->free_entries);
+    memset(m, 0, sizeof(*m));
+}
+
+int cx_match_post(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src, int tag)
+{
+    int kind = cx_match_kind(src, tag);
+    cx_match_entry_t *e = entry_get(m, kind, make_key(kind, ctx, src, tag));
+    if (!e)
+        return -1;
+    cell->seq = m->next_seq++;
+    cell->entry[0] = e;
+    cell->state = CX_MATCH_CELL_POSTED;
+    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
+    list_append(&e->posted, &cell->link[0]);
+    m->nposted[kind]++;
+    return 0;
+}
+
+cx_match_cell_t *cx_match_posted_find(cx_matcher_t * m, uint32_t ctx, int src, int tag)
+{
+    cx_match_cell_t *best = NULL;
+    for (int k = 0; k < CX_MATCH_NKINDS; k++) {
+        if (!m->nposted[k])
+            continue;   /* no receive of this class anywhere: no lookup */
+        cx_match_entry_t *e = entry_lookup(m, k, make_key(k, ctx, src, tag));
+        if (e && e->posted.head) {
+            cx_match_cell_t *c = cell_of(e->posted.head, 0);
+            if (!best || c->seq < best->seq)
+                best = c;
+        }
+    }
+    return best;
+}
+
+void cx_match_unpost(cx_matcher_t * m, cx_match_cell_t * cell)
+{
+    int kind = cx_match_kind(cell->key.src, cell->key.tag);
+    cx_match_entry_t *e = cell->entry[0];
+    list_unlink(&e->posted, &cell->link[0]);
+    cell->entry[0] = NULL;
+    cell->state = CX_MATCH_CELL_NONE;
+    m->nposted[kind]--;
+    entry_reclaim(m, kind, e);
+}
+
+int cx_match_unexp_add(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src, int tag)
+{
+    for (int k = 0; k < CX_MATCH_NKINDS; k++) {
+        cx_match_entry_t *e = entry_get(m, k, make_key(k, ctx, src, tag));
+        if (!e) {
+            /* out of memory: undo, leave nothing half-linked */
+            while (--k >= 0) {
+                list_unlink(&cell->entry[k]->unexp, &cell->link[k]);
+                entry_reclaim(m, k, cell->entry[k]);
+                cell->entry[k] = NULL;
+            }
+            return -1;
+        }
+        cell->entry[k] = e;
+        list_append(&e->unexp, &cell->link[k]);
+    }
+    cell->state = CX_MATCH_CELL_UNEXP;
+    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
+    m->nunexp++;
+    return 0;
+}
+
+cx_match_cell_t *cx_match_unexp_find(cx_matcher_t * m, uint32_t ctx, int src, int tag)
+{
+    if (!m->nunexp)
+        return NULL;
+    int kind = cx_match_kind(src, tag);
+    cx_match_entry_t *e = entry_lookup(m, kind, make_key(kind, ctx, src, tag));
+    return (e && e->unexp.head) ? cell_of(e->unexp.head, kind) : NULL;
+}
+
+void cx_match_unexp_remove(cx_matcher_t * m, cx_match_cell_t * cell)
+{
+    for (int k = 0; k < CX_MATCH_NKINDS; k++) {
+        cx_match_entry_t *e = cell->entry[k];
+        list_unlink(&e->unexp, &cell->link[k]);
+        cell->entry[k] = NULL;
+        entry_reclaim(m, k, e);
+    }
+    cell->state = CX_MATCH_CELL_NONE;
+    m->nunexp--;
+}
+
+void cx_match_get_stats(const cx_matcher_t * m, cx_match_stats_t * s)
+{
+    memset(s, 0, sizeof(*s));
+    for (int k = 0; k < CX_MATCH_NKINDS; k++) {
+        s->posted += m->nposted[k];
+        s->entries += m->table[k].count;
+        s->buckets += m->table[k].nbuckets + m->table[k].nold;
+    }
+    s->unexp = m->nunexp;
+    s->max_chain = m->max_chain;
+    s->rehashes = m->rehashes;
+    s->old_hits = m->old_hits;
+}
