@@ -104,7 +104,7 @@ typedef struct {
     uint64_t old_hits;          /* lookups found in the array being migrated */
 } cx_match_stats_t;
 
-typedef struct {
+typedef struct cx_matcher {
     cx_match_table_t table[CX_MATCH_NKINDS];
     size_t nposted[CX_MATCH_NKINDS];    /* posted receives per class: skip empty classes */
     size_t nunexp;

@@ -1,0 +1,148 @@
+/*
+ * MPICH-CX: selection of MPIDIG's receive-queue implementation and the MPI_T
+ * pvars of the constant-time matcher (see cx_recvq.h).
+ */
+#include "mpidimpl.h"
+#include "mpidig_recvq.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories :
+    - name : CH4_CX_MATCHING
+      description : MPICH-CX tag matching
+
+cvars:
+    - name        : MPIR_CVAR_CH4_MATCHING
+      category    : CH4_CX_MATCHING
+      type        : string
+      default     : ""
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        How MPIDIG (shared memory, and the netmods' active-message path)
+        matches messages to receives: hash (constant-time matching after
+        NewMadeleine: per-context hash tables for (source, tag), tag and
+        source, and a wildcard list) or list (MPICH's linear queues).
+        Empty selects the configure default (--with-ch4-matching, hash
+        unless given).
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+static int pvars_registered;
+static void register_pvars(void);
+
+/* After MPIDIG_am_init set up the VCIs: a matcher per VCI, or none (lists). */
+int MPIDIG_cx_recvq_init(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const char *v = MPIR_CVAR_CH4_MATCHING[0] ? MPIR_CVAR_CH4_MATCHING : MPIDIG_CX_DEFAULT_MATCHING;
+    bool hash;
+
+    if (!strcasecmp(v, "hash"))
+        hash = true;
+    else if (!strcasecmp(v, "list"))
+        hash = false;
+    else
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s", v,
+                                    "MPIR_CVAR_CH4_MATCHING", "hash, list");
+    for (int vci = 0; vci < MPIDI_global.n_vcis; vci++) {
+        MPIDI_global.per_vci[vci].cx_matcher = NULL;
+        if (!hash)
+            continue;
+        cx_matcher_t *m = MPL_malloc(sizeof(*m), MPL_MEM_OTHER);
+        MPIR_ERR_CHKANDJUMP(!m || cx_match_init(m) != 0, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        MPIDI_global.per_vci[vci].cx_matcher = m;
+    }
+    register_pvars();
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    MPIDIG_cx_recvq_finalize();
+    goto fn_exit;
+}
+
+void MPIDIG_cx_recvq_finalize(void)
+{
+    for (int vci = 0; vci < MPIDI_CH4_MAX_VCIS; vci++) {
+        cx_matcher_t *m = MPIDI_global.per_vci[vci].cx_matcher;
+        if (!m)
+            continue;
+        cx_match_destroy(m);
+        MPL_free(m);
+        MPIDI_global.per_vci[vci].cx_matcher = NULL;
+    }
+}
+
+/* ---- MPI_T: sums over the VCIs (read without the VCI locks: statistics) --- */
+
+static unsigned long long stat_sum(int which)
+{
+    unsigned long long v = 0;
+    for (int vci = 0; vci < MPIDI_CH4_MAX_VCIS; vci++) {
+        cx_matcher_t *m = MPIDI_global.per_vci[vci].cx_matcher;
+        if (!m)
+            continue;
+        cx_match_stats_t s;
+        cx_match_get_stats(m, &s);
+        switch (which) {
+            case 0:
+                v += s.posted;
+                break;
+            case 1:
+                v += s.unexp;
+                break;
+            case 2:
+                v = MPL_MAX(v, s.max_chain);
+                break;
+            case 3:
+                v += s.entries;
+                break;
+            case 4:
+                v += s.buckets;
+                break;
+        }
+    }
+    return v;
+}
+
+#define MATCH_PVAR_GETTER(name_, which_) \
+    static void name_(void *addr, void *obj, int count, void *buf) \
+    { *(unsigned long long *) buf = stat_sum(which_); }
+MATCH_PVAR_GETTER(get_posted, 0)
+MATCH_PVAR_GETTER(get_unexp, 1)
+MATCH_PVAR_GETTER(get_max_chain, 2)
+MATCH_PVAR_GETTER(get_entries, 3)
+MATCH_PVAR_GETTER(get_buckets, 4)
+
+static void register_pvars(void)
+{
+    static const struct {
+        const char *name;
+        int klass;
+        void (*get) (void *, void *, int, void *);
+        const char *desc;
+    } pvars[] = {
+        {"cx_match_posted", MPI_T_PVAR_CLASS_LEVEL, get_posted,
+         "hash matching: receives in the posted queues now"},
+        {"cx_match_unexpected", MPI_T_PVAR_CLASS_LEVEL, get_unexp,
+         "hash matching: messages in the unexpected queues now"},
+        {"cx_match_max_chain", MPI_T_PVAR_CLASS_LEVEL, get_max_chain,
+         "hash matching: the longest hash bucket chain a lookup walked"},
+        {"cx_match_entries", MPI_T_PVAR_CLASS_LEVEL, get_entries,
+         "hash matching: hash table entries (keys with a posted receive or an unexpected message)"},
+        {"cx_match_buckets", MPI_T_PVAR_CLASS_LEVEL, get_buckets,
+         "hash matching: bucket slots of the hash tables (they never shrink)"},
+    };
+    if (pvars_registered++)
+        return;
+    for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
+        MPIR_T_PVAR_REGISTER_impl(pvars[i].klass, MPI_UNSIGNED_LONG_LONG, pvars[i].name, NULL, 1,
+                                  MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC,
+                                  MPI_T_BIND_NO_OBJECT,
+                                  MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                                  pvars[i].get, NULL, "CH4_CX_MATCHING", pvars[i].desc);
+}
