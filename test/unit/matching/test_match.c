@@ -281,6 +281,29 @@ static bool matches(int psrc, int ptag, int src, int tag)
     return (psrc == ANY || psrc == src) && (ptag == ANY || ptag == tag);
 }
 
+/* The reference's answer: the oldest unexpected message a pattern matches,
+ * or the oldest posted receive a message matches (pool index, -1 if none;
+ * *pos its place in the array). */
+static int ref_first_unexp(int ctx, int src, int tag, int *pos)
+{
+    for (int i = 0; i < n_ref_unexp; i++) {
+        req_t *u = &pool[ref_unexp[i]];
+        if (u->ctx == ctx && matches(src, tag, u->src, u->tag))
+            return *pos = i, ref_unexp[i];
+    }
+    return *pos = -1;
+}
+
+static int ref_first_posted(int ctx, int src, int tag, int *pos)
+{
+    for (int i = 0; i < n_ref_posted; i++) {
+        req_t *p = &pool[ref_posted[i]];
+        if (p->ctx == ctx && matches(p->src, p->tag, src, tag))
+            return *pos = i, ref_posted[i];
+    }
+    return *pos = -1;
+}
+
 static void ref_remove(int *a, int *n, int pos)
 {
     memmove(&a[pos], &a[pos + 1], (size_t) (*n - pos - 1) * sizeof(int));
@@ -326,15 +349,7 @@ static void test_fuzz(long nops)
             case 0:    /* MPI_Irecv: an unexpected message first, else post */
             case 1: {
                 int src = rand_src(true), tag = rand_tag(true);
-                int want = -1, pos = -1;
-                for (int i = 0; i < n_ref_unexp; i++) {
-                    req_t *u = &pool[ref_unexp[i]];
-                    if (u->ctx == ctx && matches(src, tag, u->src, u->tag)) {
-                        want = ref_unexp[i];
-                        pos = i;
-                        break;
-                    }
-                }
+                int pos, want = ref_first_unexp(ctx, src, tag, &pos);
                 cx_match_cell_t *c = cx_match_unexp_find(&m, (uint32_t) ctx, src, tag);
                 CHECK(id_of(c) == want, "op %ld irecv (%d,%d,%d): got %d want %d", op, ctx, src,
                       tag, id_of(c), want);
@@ -356,15 +371,7 @@ static void test_fuzz(long nops)
             case 2:    /* a message arrives */
             case 3: {
                 int src = rand_src(false), tag = rand_tag(false);
-                int want = -1, pos = -1;
-                for (int i = 0; i < n_ref_posted; i++) {
-                    req_t *p = &pool[ref_posted[i]];
-                    if (p->ctx == ctx && matches(p->src, p->tag, src, tag)) {
-                        want = ref_posted[i];
-                        pos = i;
-                        break;
-                    }
-                }
+                int pos, want = ref_first_posted(ctx, src, tag, &pos);
                 cx_match_cell_t *c = cx_match_posted_find(&m, (uint32_t) ctx, src, tag);
                 CHECK(id_of(c) == want, "op %ld arrive (%d,%d,%d): got %d want %d", op, ctx, src,
                       tag, id_of(c), want);
@@ -396,15 +403,7 @@ static void test_fuzz(long nops)
             }
             case 5: {  /* MPI_Iprobe, then half the time MPI_Mprobe (consumes) */
                 int src = rand_src(true), tag = rand_tag(true);
-                int want = -1, pos = -1;
-                for (int i = 0; i < n_ref_unexp; i++) {
-                    req_t *u = &pool[ref_unexp[i]];
-                    if (u->ctx == ctx && matches(src, tag, u->src, u->tag)) {
-                        want = ref_unexp[i];
-                        pos = i;
-                        break;
-                    }
-                }
+                int pos, want = ref_first_unexp(ctx, src, tag, &pos);
                 cx_match_cell_t *c = cx_match_unexp_find(&m, (uint32_t) ctx, src, tag);
                 CHECK(id_of(c) == want, "op %ld probe (%d,%d,%d): got %d want %d", op, ctx, src,
                       tag, id_of(c), want);
