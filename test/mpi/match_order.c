@@ -27,24 +27,7 @@ static const int S = 0;         /* the sender's rank */
 
 static long long pvar_level(const char *name)
 {
-    static int t_initialized;
-    int provided, idx;
-    long long result = -1;
-    if (!t_initialized++)
-        MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_LEVEL, &idx) == MPI_SUCCESS) {
-        MPI_T_pvar_session session;
-        MPI_T_pvar_handle handle;
-        int count;
-        unsigned long long value = 0;
-        MPI_T_pvar_session_create(&session);
-        MPI_T_pvar_handle_alloc(session, idx, NULL, &handle, &count);
-        if (MPI_T_pvar_read(session, handle, &value) == MPI_SUCCESS)
-            result = (long long) value;
-        MPI_T_pvar_handle_free(session, &handle);
-        MPI_T_pvar_session_free(&session);
-    }
-    return result;
+    return mt_pvar_read_class(name, MPI_T_PVAR_CLASS_LEVEL);
 }
 
 static int hash_matching(void)

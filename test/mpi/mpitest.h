@@ -24,17 +24,17 @@ static _Atomic int mt_errors;     /* threads report errors too */
         } \
     } while (0)
 
-/* Current value of an unsigned long long MPI_T counter pvar, or -1 when the
- * library has no pvar of that name.  MPI_T stays initialized: MPICH drops the
- * pvars registered at MPI_Init when the last MPI_T_finalize runs. */
-static inline long long mt_pvar_read(const char *name)
+/* Current value of an unsigned long long MPI_T pvar of class `klass`, or -1
+ * when the library has no such pvar.  MPI_T stays initialized: MPICH drops
+ * the pvars registered at MPI_Init when the last MPI_T_finalize runs. */
+static inline long long mt_pvar_read_class(const char *name, int klass)
 {
     static int t_initialized;
     int provided, idx;
     long long result = -1;
     if (!t_initialized++)
         MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided);
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS) {
+    if (MPI_T_pvar_get_index(name, klass, &idx) == MPI_SUCCESS) {
         MPI_T_pvar_session session;
         MPI_T_pvar_handle handle;
         int count;
@@ -47,6 +47,11 @@ static inline long long mt_pvar_read(const char *name)
         MPI_T_pvar_session_free(&session);
     }
     return result;
+}
+
+static inline long long mt_pvar_read(const char *name)
+{
+    return mt_pvar_read_class(name, MPI_T_PVAR_CLASS_COUNTER);
 }
 
 /* The model this run selected (MPIR_CVAR_CH4_MT_MODEL), "direct" when unset. */
