@@ -14,7 +14,10 @@
  *   6. the same (source, tag) on two communicators; a freed communicator's
  *      context reused;
  *   7. tags up to MPI_TAG_UB;
- *   8. under hash matching the cx_match_posted pvar counts posted receives.
+ *   8. under hash matching the cx_match_posted pvar counts posted receives;
+ *      with MPIR_CVAR_CH4_MATCHING_LIST_MAX=0 the queues never use plain
+ *      lists (no moves), with 1 to 3 they move into the tables (the
+ *      orders above hold more receives than that).
  */
 #include "mpitest.h"
 #include <stdint.h>
@@ -277,6 +280,14 @@ int main(int argc, char **argv)
                "longest chain %lld\n", p, u, e, pvar_level("cx_match_max_chain"));
         MT_CHECK(p == 0 && u == 0 && e == 0, "queues not empty at the end: %lld %lld %lld", p, u,
                  e);
+        const char *lm = getenv("MPIR_CVAR_CH4_MATCHING_LIST_MAX");
+        long long moves = mt_pvar_read_class("cx_match_migrations", MPI_T_PVAR_CLASS_COUNTER);
+        printf("# MPIR_CVAR_CH4_MATCHING_LIST_MAX=%s: %lld moves to the tables\n",
+               lm ? lm : "(default)", moves);
+        if (lm && atoi(lm) == 0)
+            MT_CHECK(moves == 0, "%lld moves with the tables always in use", moves);
+        if (lm && atoi(lm) >= 1 && atoi(lm) <= 3)
+            MT_CHECK(moves > 0, "no move to the tables with list max %s", lm);
     }
     return mt_finish();
 }

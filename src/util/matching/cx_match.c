@@ -15,39 +15,20 @@ static const size_t primes[] = {
 
 #define NUM_PRIMES ((int) (sizeof(primes) / sizeof(primes[0])))
 
+/* Unit tests inject allocation failures through these. */
+#ifdef CX_MATCH_TEST_ALLOC
+void *cx_match_test_malloc(size_t n);
+void *cx_match_test_calloc(size_t n, size_t size);
+#define malloc cx_match_test_malloc
+#define calloc cx_match_test_calloc
+#endif
+
 /* Reclaimed entries kept for reuse (beyond this, they are freed). */
 #define MAX_FREE_ENTRIES 256
 
-/* ---- intrusive doubly linked lists ------------------------------------- */
-
-static inline void list_append(cx_match_list_t * l, cx_match_link_t * x)
-{
-    x->next = NULL;
-    x->prev = l->tail;
-    if (l->tail)
-        l->tail->next = x;
-    else
-        l->head = x;
-    l->tail = x;
-}
-
-static inline void list_unlink(cx_match_list_t * l, cx_match_link_t * x)
-{
-    if (x->prev)
-        x->prev->next = x->next;
-    else
-        l->head = x->next;
-    if (x->next)
-        x->next->prev = x->prev;
-    else
-        l->tail = x->prev;
-    x->prev = x->next = NULL;
-}
-
-static inline cx_match_cell_t *cell_of(cx_match_link_t * l, int kind)
-{
-    return (cx_match_cell_t *) ((char *) (l - kind) - offsetof(cx_match_cell_t, link));
-}
+#define list_append cx_match_list_append
+#define list_unlink cx_match_list_unlink
+#define cell_of cx_match_cell_of
 
 /* ---- keys and hashing ---------------------------------------------------- */
 
@@ -223,13 +204,26 @@ static void table_remove(cx_match_table_t * t, cx_match_entry_t * e)
 
 /* ---- entries ----------------------------------------------------------- */
 
+/* The table's entry for `key`, or NULL.  The entry found last is checked
+ * first: a burst with one key (or a message entering its four tables after
+ * an equal one) hashes nothing. */
+static cx_match_entry_t *entry_lookup(cx_matcher_t * m, int kind, cx_match_key_t key)
+{
+    cx_match_entry_t *e = m->last[kind];
+    if (e && key_equal(e->key, key))
+        return e;
+    e = table_find(m, &m->table[kind], key, key_hash(key));
+    if (e)
+        m->last[kind] = e;
+    return e;
+}
+
 static cx_match_entry_t *entry_get(cx_matcher_t * m, int kind, cx_match_key_t key)
 {
-    cx_match_table_t *t = &m->table[kind];
-    uint32_t hash = key_hash(key);
-    cx_match_entry_t *e = table_find(m, t, key, hash);
+    cx_match_entry_t *e = entry_lookup(m, kind, key);
     if (e)
         return e;
+    cx_match_table_t *t = &m->table[kind];
     if (m->free_entries) {
         e = m->free_entries;
         m->free_entries = e->chain;
@@ -240,16 +234,12 @@ static cx_match_entry_t *entry_get(cx_matcher_t * m, int kind, cx_match_key_t ke
             return NULL;
     }
     e->key = key;
-    e->hash = hash;
+    e->hash = key_hash(key);
     e->posted.head = e->posted.tail = NULL;
     e->unexp.head = e->unexp.tail = NULL;
     table_insert(m, t, e);
+    m->last[kind] = e;
     return e;
-}
-
-static cx_match_entry_t *entry_lookup(cx_matcher_t * m, int kind, cx_match_key_t key)
-{
-    return table_find(m, &m->table[kind], key, key_hash(key));
 }
 
 /* Both lists empty: out of the table, onto the free list. */
@@ -258,6 +248,8 @@ static void entry_reclaim(cx_matcher_t * m, int kind, cx_match_entry_t * e)
     if (e->posted.head || e->unexp.head)
         return;
     table_remove(&m->table[kind], e);
+    if (m->last[kind] == e)
+        m->last[kind] = NULL;
     if (m->nfree < MAX_FREE_ENTRIES) {
         e->chain = m->free_entries;
         m->free_entries = e;
@@ -269,9 +261,11 @@ static void entry_reclaim(cx_matcher_t * m, int kind, cx_match_entry_t * e)
 
 /* ---- the matcher --------------------------------------------------------- */
 
-int cx_match_init(cx_matcher_t * m)
+int cx_match_init(cx_matcher_t * m, size_t list_max)
 {
     memset(m, 0, sizeof(*m));
+    m->list_max = list_max;
+    m->hashed = (list_max == 0);
     for (int k = 0; k < CX_MATCH_NKINDS; k++) {
         if (table_init(&m->table[k]) != 0) {
             cx_match_destroy(m);
@@ -289,22 +283,107 @@ void cx_match_destroy(cx_matcher_t * m)
     memset(m, 0, sizeof(*m));
 }
 
-int cx_match_post(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src, int tag)
+/* A posted receive (key and seq set) enters its entry's list. */
+static int post_to_table(cx_matcher_t * m, cx_match_cell_t * cell)
 {
-    int kind = cx_match_kind(src, tag);
-    cx_match_entry_t *e = entry_get(m, kind, make_key(kind, ctx, src, tag));
+    int kind = cx_match_kind(cell->key.src, cell->key.tag);
+    cx_match_entry_t *e = entry_get(m, kind, make_key(kind, cell->key.ctx, cell->key.src,
+                                                      cell->key.tag));
     if (!e)
         return -1;
-    cell->seq = m->next_seq++;
     cell->entry[0] = e;
-    cell->state = CX_MATCH_CELL_POSTED;
-    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
     list_append(&e->posted, &cell->link[0]);
-    m->nposted[kind]++;
     return 0;
 }
 
-cx_match_cell_t *cx_match_posted_find(cx_matcher_t * m, uint32_t ctx, int src, int tag)
+/* An unexpected message (key set) enters all four structures, or none. */
+static int unexp_to_tables(cx_matcher_t * m, cx_match_cell_t * cell)
+{
+    cx_match_key_t key = cell->key;
+    for (int k = 0; k < CX_MATCH_NKINDS; k++) {
+        cx_match_entry_t *e = entry_get(m, k, make_key(k, key.ctx, key.src, key.tag));
+        if (!e) {
+            while (--k >= 0) {
+                list_unlink(&cell->entry[k]->unexp, &cell->link[k]);
+                entry_reclaim(m, k, cell->entry[k]);
+                cell->entry[k] = NULL;
+            }
+            return -1;
+        }
+        cell->entry[k] = e;
+        list_append(&e->unexp, &cell->link[k]);
+    }
+    return 0;
+}
+
+/* Short mode -> tables.  Entries for every element are reserved first, so
+ * the move itself cannot fail; without memory for them the matcher stays in
+ * short mode (slower, still correct) and -1 is returned. */
+static int move_to_tables(cx_matcher_t * m)
+{
+    size_t need = m->nposted_all + CX_MATCH_NKINDS * m->nunexp;
+    while (m->nfree < need) {
+        cx_match_entry_t *e = malloc(sizeof(*e));
+        if (!e)
+            return -1;
+        e->chain = m->free_entries;
+        m->free_entries = e;
+        m->nfree++;
+    }
+    cx_match_link_t *l = m->short_posted.head, *next;
+    m->short_posted.head = m->short_posted.tail = NULL;
+    for (; l; l = next) {       /* posting order: each entry's list stays sorted */
+        next = l->next;
+        cx_match_cell_t *c = cell_of(l, 0);
+        c->seq = m->next_seq++;
+        m->nposted[cx_match_kind(c->key.src, c->key.tag)]++;
+        post_to_table(m, c);
+    }
+    l = m->short_unexp.head;
+    m->short_unexp.head = m->short_unexp.tail = NULL;
+    for (; l; l = next) {       /* arrival order */
+        next = l->next;
+        unexp_to_tables(m, cell_of(l, 0));
+    }
+    m->hashed = true;
+    m->migrations++;
+    return 0;
+}
+
+/* Both queues empty: back to short mode (the tables hold no entry now). */
+static inline void maybe_leave_tables(cx_matcher_t * m)
+{
+    if (m->list_max && !m->nposted_all && !m->nunexp)
+        m->hashed = false;
+}
+
+/* The call that would make a short-mode queue longer than list_max moves
+ * everything to the tables first.  true when the element goes into the
+ * tables (false: the move failed for lack of memory, stay in short mode). */
+static bool use_tables(cx_matcher_t * m)
+{
+    if (!m->hashed)
+        move_to_tables(m);
+    return m->hashed;
+}
+
+int cx_match_post_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src, int tag)
+{
+    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
+    if (use_tables(m)) {
+        if (post_to_table(m, cell))
+            return -1;
+        cell->seq = m->next_seq++;
+        m->nposted[cx_match_kind(src, tag)]++;
+    } else {
+        list_append(&m->short_posted, &cell->link[0]);
+    }
+    cell->state = CX_MATCH_CELL_POSTED;
+    m->nposted_all++;
+    return 0;
+}
+
+cx_match_cell_t *cx_match_posted_find_tables(cx_matcher_t * m, uint32_t ctx, int src, int tag)
 {
     cx_match_cell_t *best = NULL;
     for (int k = 0; k < CX_MATCH_NKINDS; k++) {
@@ -320,49 +399,42 @@ cx_match_cell_t *cx_match_posted_find(cx_matcher_t * m, uint32_t ctx, int src, i
     return best;
 }
 
-void cx_match_unpost(cx_matcher_t * m, cx_match_cell_t * cell)
+void cx_match_unpost_tables(cx_matcher_t * m, cx_match_cell_t * cell)
 {
     int kind = cx_match_kind(cell->key.src, cell->key.tag);
     cx_match_entry_t *e = cell->entry[0];
     list_unlink(&e->posted, &cell->link[0]);
     cell->entry[0] = NULL;
+    entry_reclaim(m, kind, e);
     cell->state = CX_MATCH_CELL_NONE;
     m->nposted[kind]--;
-    entry_reclaim(m, kind, e);
+    m->nposted_all--;
+    maybe_leave_tables(m);
 }
 
-int cx_match_unexp_add(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src, int tag)
+int cx_match_unexp_add_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src,
+                              int tag)
 {
-    for (int k = 0; k < CX_MATCH_NKINDS; k++) {
-        cx_match_entry_t *e = entry_get(m, k, make_key(k, ctx, src, tag));
-        if (!e) {
-            /* out of memory: undo, leave nothing half-linked */
-            while (--k >= 0) {
-                list_unlink(&cell->entry[k]->unexp, &cell->link[k]);
-                entry_reclaim(m, k, cell->entry[k]);
-                cell->entry[k] = NULL;
-            }
-            return -1;
-        }
-        cell->entry[k] = e;
-        list_append(&e->unexp, &cell->link[k]);
+    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
+    if (use_tables(m)) {
+        if (unexp_to_tables(m, cell))
+            return -1;  /* out of memory: nothing half-linked */
+    } else {
+        list_append(&m->short_unexp, &cell->link[0]);
     }
     cell->state = CX_MATCH_CELL_UNEXP;
-    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
     m->nunexp++;
     return 0;
 }
 
-cx_match_cell_t *cx_match_unexp_find(cx_matcher_t * m, uint32_t ctx, int src, int tag)
+cx_match_cell_t *cx_match_unexp_find_tables(cx_matcher_t * m, uint32_t ctx, int src, int tag)
 {
-    if (!m->nunexp)
-        return NULL;
     int kind = cx_match_kind(src, tag);
     cx_match_entry_t *e = entry_lookup(m, kind, make_key(kind, ctx, src, tag));
     return (e && e->unexp.head) ? cell_of(e->unexp.head, kind) : NULL;
 }
 
-void cx_match_unexp_remove(cx_matcher_t * m, cx_match_cell_t * cell)
+void cx_match_unexp_remove_tables(cx_matcher_t * m, cx_match_cell_t * cell)
 {
     for (int k = 0; k < CX_MATCH_NKINDS; k++) {
         cx_match_entry_t *e = cell->entry[k];
@@ -372,17 +444,20 @@ void cx_match_unexp_remove(cx_matcher_t * m, cx_match_cell_t * cell)
     }
     cell->state = CX_MATCH_CELL_NONE;
     m->nunexp--;
+    maybe_leave_tables(m);
 }
 
 void cx_match_get_stats(const cx_matcher_t * m, cx_match_stats_t * s)
 {
     memset(s, 0, sizeof(*s));
+    s->posted = m->nposted_all;
     for (int k = 0; k < CX_MATCH_NKINDS; k++) {
-        s->posted += m->nposted[k];
         s->entries += m->table[k].count;
         s->buckets += m->table[k].nbuckets + m->table[k].nold;
     }
     s->unexp = m->nunexp;
+    s->migrations = m->migrations;
+    s->hashed = m->hashed;
     s->max_chain = m->max_chain;
     s->rehashes = m->rehashes;
     s->old_hits = m->old_hits;

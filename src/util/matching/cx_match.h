@@ -22,6 +22,15 @@
  * reclaimed when both their lists are empty, so memory follows the number of
  * outstanding requests, not the number of (source, tag) pairs ever used.
  *
+ * Short mode: hashing costs more than walking a list of a handful of
+ * requests, so while neither queue holds more than `list_max` elements
+ * (chosen at init) a matcher keeps one posted list (ascending seq) and one
+ * unexpected list (arrival order) and searches them linearly.  The post or
+ * arrival that would make a queue longer moves every element into the tables
+ * (O(list_max), order kept: posted receives by their seq, unexpected
+ * messages in arrival order); when both queues are empty again the matcher
+ * returns to short mode.  list_max 0: always the tables.
+ *
  * No MPI dependency (unit-tested standalone): a negative source or tag is a
  * wildcard (MPI_ANY_SOURCE and MPI_ANY_TAG are negative in MPICH).  Not
  * thread-safe: the caller holds the VCI lock.
@@ -64,7 +73,8 @@ typedef struct cx_match_entry {
 } cx_match_entry_t;
 
 /* Embedded in a request.  Posted: link[0] and entry[0], seq.  Unexpected:
- * link[k] and entry[k] for each structure k. */
+ * link[k] and entry[k] for each structure k.  In short mode only link[0]
+ * (and no seq: the list is in posting order). */
 typedef struct cx_match_cell {
     cx_match_link_t link[CX_MATCH_NKINDS];
     cx_match_entry_t *entry[CX_MATCH_NKINDS];
@@ -102,13 +112,23 @@ typedef struct {
     size_t max_chain;           /* longest bucket chain a lookup walked */
     uint64_t rehashes;          /* tables grown */
     uint64_t old_hits;          /* lookups found in the array being migrated */
+    uint64_t migrations;        /* moves from short mode to the tables */
+    bool hashed;                /* the tables are in use now */
 } cx_match_stats_t;
 
 typedef struct cx_matcher {
     cx_match_table_t table[CX_MATCH_NKINDS];
-    size_t nposted[CX_MATCH_NKINDS];    /* posted receives per class: skip empty classes */
+    size_t nposted[CX_MATCH_NKINDS];    /* tables: posted receives per class (skip empty classes) */
+    size_t nposted_all;
     size_t nunexp;
     uint64_t next_seq;
+    size_t list_max;            /* short mode while both queues are at most this long */
+    bool hashed;                /* false: short mode */
+    cx_match_list_t short_posted;       /* short mode: cells through link[0], ascending seq */
+    cx_match_list_t short_unexp;        /* short mode: cells through link[0], arrival order */
+    cx_match_entry_t *last[CX_MATCH_NKINDS];    /* the entry found last per table: bursts
+                                                 * with one key skip the hashing */
+    uint64_t migrations;
     cx_match_entry_t *free_entries;     /* reclaimed entries, reused before malloc */
     size_t nfree;
     size_t max_chain;
@@ -116,35 +136,40 @@ typedef struct cx_matcher {
     uint64_t old_hits;
 } cx_matcher_t;
 
-/* 0 on success, -1 when out of memory. */
-int cx_match_init(cx_matcher_t * m);
+/* 0 on success, -1 when out of memory.  list_max: see "short mode". */
+int cx_match_init(cx_matcher_t * m, size_t list_max);
 void cx_match_destroy(cx_matcher_t * m);
 
-/* A receive (source/tag may be wildcards) enters its class's list, behind
- * every earlier receive.  The caller has checked the unexpected messages
- * first (cx_match_unexp_find).  -1 when out of memory (nothing changed). */
-int cx_match_post(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src, int tag);
+/* ---- intrusive doubly linked lists (inline: short mode uses them) ---- */
 
-/* An arriving message (concrete source and tag): the oldest posted receive
- * that matches it, or NULL.  Left in its list; cx_match_unpost removes it. */
-cx_match_cell_t *cx_match_posted_find(cx_matcher_t * m, uint32_t ctx, int src, int tag);
+static inline void cx_match_list_append(cx_match_list_t * l, cx_match_link_t * x)
+{
+    x->next = NULL;
+    x->prev = l->tail;
+    if (l->tail)
+        l->tail->next = x;
+    else
+        l->head = x;
+    l->tail = x;
+}
 
-/* Removes a posted receive (matched, cancelled, or its ANY_SOURCE partner
- * matched elsewhere).  O(1). */
-void cx_match_unpost(cx_matcher_t * m, cx_match_cell_t * cell);
+static inline void cx_match_list_unlink(cx_match_list_t * l, cx_match_link_t * x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        l->head = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    else
+        l->tail = x->prev;
+    x->prev = x->next = NULL;
+}
 
-/* An arriving message nobody waits for enters all four structures.  -1 when
- * out of memory (nothing changed). */
-int cx_match_unexp_add(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src, int tag);
-
-/* A receive or probe pattern (wildcards allowed): the oldest unexpected
- * message it matches, or NULL; left in place (cx_match_unexp_remove). */
-cx_match_cell_t *cx_match_unexp_find(cx_matcher_t * m, uint32_t ctx, int src, int tag);
-
-/* Consumes an unexpected message: unlinked from all four lists.  O(1). */
-void cx_match_unexp_remove(cx_matcher_t * m, cx_match_cell_t * cell);
-
-void cx_match_get_stats(const cx_matcher_t * m, cx_match_stats_t * s);
+static inline cx_match_cell_t *cx_match_cell_of(cx_match_link_t * l, int kind)
+{
+    return (cx_match_cell_t *) ((char *) (l - kind) - offsetof(cx_match_cell_t, link));
+}
 
 /* The structure a pattern belongs to. */
 static inline int cx_match_kind(int src, int tag)
@@ -153,5 +178,106 @@ static inline int cx_match_kind(int src, int tag)
         return tag >= 0 ? CX_MATCH_SPEC : CX_MATCH_SRC;
     return tag >= 0 ? CX_MATCH_TAG : CX_MATCH_WILD;
 }
+
+/* The table paths (cx_match.c); the calls below take them when the tables
+ * are in use, and short mode inline otherwise. */
+int cx_match_post_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src, int tag);
+cx_match_cell_t *cx_match_posted_find_tables(cx_matcher_t * m, uint32_t ctx, int src, int tag);
+void cx_match_unpost_tables(cx_matcher_t * m, cx_match_cell_t * cell);
+int cx_match_unexp_add_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src,
+                              int tag);
+cx_match_cell_t *cx_match_unexp_find_tables(cx_matcher_t * m, uint32_t ctx, int src, int tag);
+void cx_match_unexp_remove_tables(cx_matcher_t * m, cx_match_cell_t * cell);
+
+/* A receive (source/tag may be wildcards) enters its class's list, behind
+ * every earlier receive.  The caller has checked the unexpected messages
+ * first (cx_match_unexp_find).  -1 when out of memory (nothing changed). */
+static inline int cx_match_post(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src,
+                                int tag)
+{
+    if (m->hashed || m->nposted_all >= m->list_max)
+        return cx_match_post_tables(m, cell, ctx, src, tag);     /* or the move there */
+    /* the list order is the posting order: the sequence number and the
+     * per-class counts are only given when the cells move to the tables */
+    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
+    cx_match_list_append(&m->short_posted, &cell->link[0]);
+    cell->state = CX_MATCH_CELL_POSTED;
+    m->nposted_all++;
+    return 0;
+}
+
+/* An arriving message (concrete source and tag): the oldest posted receive
+ * that matches it, or NULL.  Left in its list; cx_match_unpost removes it. */
+static inline cx_match_cell_t *cx_match_posted_find(cx_matcher_t * m, uint32_t ctx, int src,
+                                                    int tag)
+{
+    if (m->hashed)
+        return cx_match_posted_find_tables(m, ctx, src, tag);
+    for (cx_match_link_t * l = m->short_posted.head; l; l = l->next) {
+        cx_match_cell_t *c = cx_match_cell_of(l, 0);
+        if (c->key.ctx == ctx && (c->key.src < 0 || c->key.src == src) &&
+            (c->key.tag < 0 || c->key.tag == tag))
+            return c;
+    }
+    return NULL;
+}
+
+/* Removes a posted receive (matched, cancelled, or its ANY_SOURCE partner
+ * matched elsewhere).  O(1). */
+static inline void cx_match_unpost(cx_matcher_t * m, cx_match_cell_t * cell)
+{
+    if (m->hashed) {
+        cx_match_unpost_tables(m, cell);
+        return;
+    }
+    cx_match_list_unlink(&m->short_posted, &cell->link[0]);
+    cell->state = CX_MATCH_CELL_NONE;
+    m->nposted_all--;
+}
+
+/* An arriving message nobody waits for enters all four structures.  -1 when
+ * out of memory (nothing changed). */
+static inline int cx_match_unexp_add(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx,
+                                     int src, int tag)
+{
+    if (m->hashed || m->nunexp >= m->list_max)
+        return cx_match_unexp_add_tables(m, cell, ctx, src, tag);
+    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
+    cx_match_list_append(&m->short_unexp, &cell->link[0]);
+    cell->state = CX_MATCH_CELL_UNEXP;
+    m->nunexp++;
+    return 0;
+}
+
+/* A receive or probe pattern (wildcards allowed): the oldest unexpected
+ * message it matches, or NULL; left in place (cx_match_unexp_remove). */
+static inline cx_match_cell_t *cx_match_unexp_find(cx_matcher_t * m, uint32_t ctx, int src,
+                                                   int tag)
+{
+    if (!m->nunexp)
+        return NULL;
+    if (m->hashed)
+        return cx_match_unexp_find_tables(m, ctx, src, tag);
+    for (cx_match_link_t * l = m->short_unexp.head; l; l = l->next) {
+        cx_match_cell_t *c = cx_match_cell_of(l, 0);
+        if (c->key.ctx == ctx && (src < 0 || c->key.src == src) && (tag < 0 || c->key.tag == tag))
+            return c;
+    }
+    return NULL;
+}
+
+/* Consumes an unexpected message: unlinked from all four lists.  O(1). */
+static inline void cx_match_unexp_remove(cx_matcher_t * m, cx_match_cell_t * cell)
+{
+    if (m->hashed) {
+        cx_match_unexp_remove_tables(m, cell);
+        return;
+    }
+    cx_match_list_unlink(&m->short_unexp, &cell->link[0]);
+    cell->state = CX_MATCH_CELL_NONE;
+    m->nunexp--;
+}
+
+void cx_match_get_stats(const cx_matcher_t * m, cx_match_stats_t * s);
 
 #endif /* CX_MATCH_H_INCLUDED */

@@ -10,8 +10,14 @@
  *                find entries still in the old array
  *   fuzz [N]     differential: random post / arrive / cancel / iprobe /
  *                mprobe over 3 sources x 3 tags x 2 contexts, against a
- *                linear reference matcher (N operations, default 1000000)
- * Built twice: with the real hash, and with a hash that puts every key in
+ *                linear reference matcher (N operations, default 1000000);
+ *                every 1000 operations all queues drain
+ *   short        short mode (list_max 2): moves to the tables in the middle
+ *                of posting orders and unexpected sequences, back when empty
+ *   oom          allocation failures: the move to the tables stays in short
+ *                mode, a failed post or arrival changes nothing
+ * `-l K` runs a test with short mode up to K elements (default 0: tables
+ * only), so every test also covers the moves between the two.  Built twice: with the real hash, and with a hash that puts every key in
  * one bucket (collisions everywhere).
  */
 #include "cx_match.h"
@@ -22,6 +28,29 @@
 #define ANY (-1)
 
 static int failures;
+static size_t list_max;         /* -l K */
+
+/* Allocation failures on demand (cx_match.c is built with
+ * CX_MATCH_TEST_ALLOC): fail_allocs > 0 fails that many calls. */
+static int fail_allocs;
+
+void *cx_match_test_malloc(size_t n)
+{
+    if (fail_allocs > 0) {
+        fail_allocs--;
+        return NULL;
+    }
+    return malloc(n);
+}
+
+void *cx_match_test_calloc(size_t n, size_t size)
+{
+    if (fail_allocs > 0) {
+        fail_allocs--;
+        return NULL;
+    }
+    return calloc(n, size);
+}
 #define CHECK(cond, ...) \
     do { \
         if (!(cond)) { \
@@ -59,7 +88,7 @@ static void test_orders(void)
     for (int i = 0;;) {
         cx_matcher_t m;
         req_t r[4];
-        CHECK(cx_match_init(&m) == 0, "init");
+        CHECK(cx_match_init(&m, list_max) == 0, "init");
         for (int k = 0; k < 4; k++) {
             r[k] = (req_t) {.id = k };
             CHECK(cx_match_post(&m, &r[k].cell, 1, pat[perm[k]][0], pat[perm[k]][1]) == 0, "post");
@@ -100,7 +129,7 @@ static void test_unexpected(void)
 {
     cx_matcher_t m;
     req_t u[5];
-    cx_match_init(&m);
+    cx_match_init(&m, list_max);
     /* from source 3: tags 10 (A), 11 (B), 12 (C); from source 4: tag 11 (D), 10 (E) */
     const int msgs[5][2] = { {3, 10}, {3, 11}, {3, 12}, {4, 11}, {4, 10} };
     for (int i = 0; i < 5; i++) {
@@ -140,7 +169,7 @@ static void test_cancel(void)
         for (int victim = 0; victim < 3; victim++) {    /* head, middle, tail */
             cx_matcher_t m;
             req_t r[3];
-            cx_match_init(&m);
+            cx_match_init(&m, list_max);
             for (int k = 0; k < 3; k++) {
                 r[k] = (req_t) {.id = k };
                 cx_match_post(&m, &r[k].cell, 0, pat[p][0], pat[p][1]);
@@ -162,7 +191,7 @@ static void test_cancel(void)
     /* unexpected messages: removing the middle one unlinks it from all four lists */
     cx_matcher_t m;
     req_t u[3];
-    cx_match_init(&m);
+    cx_match_init(&m, list_max);
     for (int k = 0; k < 3; k++) {
         u[k] = (req_t) {.id = k };
         cx_match_unexp_add(&m, &u[k].cell, 0, 2, 9);
@@ -187,7 +216,7 @@ static void test_contexts(void)
 {
     cx_matcher_t m;
     req_t a = {.id = 1 }, b = {.id = 2 }, u = {.id = 3 };
-    cx_match_init(&m);
+    cx_match_init(&m, list_max);
     cx_match_post(&m, &a.cell, 4, ANY, ANY);
     cx_match_post(&m, &b.cell, 5, 1, 1);
     CHECK(id_of(cx_match_posted_find(&m, 5, 1, 1)) == 2, "context 5 message went elsewhere");
@@ -204,7 +233,7 @@ static void test_reclaim(void)
     cx_matcher_t m;
     enum { N = 5000 };
     static req_t r[N];
-    cx_match_init(&m);
+    cx_match_init(&m, list_max);
     for (int i = 0; i < N; i++) {
         r[i] = (req_t) {.id = i };
         /* distinct (source, tag) pairs, tags up to 2^31-1 */
@@ -236,7 +265,7 @@ static void test_rehash(void)
     cx_matcher_t m;
     enum { N = 20000 };
     static req_t r[N];
-    cx_match_init(&m);
+    cx_match_init(&m, list_max);
     unsigned long long x = 88172645463325252ULL;
     for (int i = 0; i < N; i++) {
         r[i] = (req_t) {.id = i };
@@ -333,11 +362,37 @@ static int rand_tag(bool wild)
     return (wild && rand() % 4 == 0) ? ANY : rand() % NTAG;
 }
 
+/* Every receive completes: each context's unexpected messages are taken by
+ * (ANY, ANY) receives in arrival order, the posted receives cancelled.  The
+ * queues empty (short mode comes back) and fill again. */
+static void fuzz_drain(cx_matcher_t * m, long op)
+{
+    for (int ctx = 0; ctx < NCTX; ctx++) {
+        int pos, want;
+        while ((want = ref_first_unexp(ctx, ANY, ANY, &pos)) >= 0) {
+            cx_match_cell_t *c = cx_match_unexp_find(m, (uint32_t) ctx, ANY, ANY);
+            CHECK(id_of(c) == want, "op %ld drain ctx %d: got %d want %d", op, ctx, id_of(c),
+                  want);
+            if (!c)
+                return;
+            cx_match_unexp_remove(m, c);
+            ref_remove(ref_unexp, &n_ref_unexp, pos);
+            pool[want].in_use = 0;
+        }
+    }
+    while (n_ref_posted > 0) {
+        int s = ref_posted[0];
+        cx_match_unpost(m, &pool[s].cell);
+        ref_remove(ref_posted, &n_ref_posted, 0);
+        pool[s].in_use = 0;
+    }
+}
+
 static void test_fuzz(long nops)
 {
     cx_matcher_t m;
     long counts[6] = { 0 };
-    cx_match_init(&m);
+    cx_match_init(&m, list_max);
     memset(pool, 0, sizeof(pool));
     n_ref_posted = n_ref_unexp = 0;
     srand(12345);
@@ -415,6 +470,8 @@ static void test_fuzz(long nops)
                 break;
             }
         }
+        if (op % 1000 == 999)
+            fuzz_drain(&m, op);
         if (op % 4096 == 0) {
             cx_match_stats_t s;
             cx_match_get_stats(&m, &s);
@@ -426,17 +483,139 @@ static void test_fuzz(long nops)
     cx_match_stats_t s;
     cx_match_get_stats(&m, &s);
     printf("fuzz: %ld operations (irecv %ld, arrive %ld, cancel %ld, probe %ld); "
-           "at the end %zu posted, %zu unexpected, %zu entries, longest chain %zu\n",
+           "at the end %zu posted, %zu unexpected, %zu entries, longest chain %zu; "
+           "short mode up to %zu, %llu moves to the tables\n",
            nops, counts[0] + counts[1], counts[2] + counts[3], counts[4], counts[5],
-           s.posted, s.unexp, s.entries, s.max_chain);
+           s.posted, s.unexp, s.entries, s.max_chain, list_max,
+           (unsigned long long) s.migrations);
+    /* with a small short mode the queues cross list_max and drain again
+     * many times: the moves both ways are part of what was checked */
+    if (list_max > 0 && list_max < 8 && nops >= 100000)
+        CHECK(s.migrations >= 100, "only %llu moves to the tables",
+              (unsigned long long) s.migrations);
+    cx_match_destroy(&m);
+}
+
+/* ---- short mode ------------------------------------------------------------ */
+
+static void test_short(void)
+{
+    const int pat[4][2] = { {5, 7}, {ANY, 7}, {5, ANY}, {ANY, ANY} };
+    cx_matcher_t m;
+    req_t r[4], u[4];
+    cx_match_stats_t s;
+    cx_match_init(&m, 2);
+    for (int round = 0; round < 2; round++) {   /* the second after returning to short mode */
+        for (int k = 0; k < 4; k++) {
+            r[k] = (req_t) {.id = k };
+            cx_match_post(&m, &r[k].cell, 1, pat[k][0], pat[k][1]);
+            cx_match_get_stats(&m, &s);
+            CHECK(s.hashed == (k >= 2), "round %d, %d posted: hashed %d", round, k + 1, s.hashed);
+        }
+        for (int k = 0; k < 4; k++) {
+            cx_match_cell_t *c = cx_match_posted_find(&m, 1, 5, 7);
+            CHECK(id_of(c) == k, "round %d: message %d went to %d", round, k, id_of(c));
+            if (c)
+                cx_match_unpost(&m, c);
+        }
+        cx_match_get_stats(&m, &s);
+        CHECK(!s.hashed && s.entries == 0 && s.migrations == (uint64_t) round + 1,
+              "round %d drained: hashed %d entries %zu moves %llu", round, s.hashed, s.entries,
+              (unsigned long long) s.migrations);
+    }
+    /* unexpected messages in short mode, then a third one moves them: the
+     * arrival order holds in every structure */
+    const int msgs[4][2] = { {3, 10}, {4, 10}, {3, 11}, {3, 10} };
+    for (int k = 0; k < 4; k++) {
+        u[k] = (req_t) {.id = k };
+        cx_match_unexp_add(&m, &u[k].cell, 0, msgs[k][0], msgs[k][1]);
+    }
+    /* a receive posted now (tables) must still find no message of another context */
+    CHECK(cx_match_unexp_find(&m, 1, ANY, ANY) == NULL, "context 1 sees context 0's messages");
+    const struct {
+        int src, tag, want;
+    } steps[] = { {ANY, 10, 0}, {3, ANY, 2}, {ANY, ANY, 1}, {3, 10, 3}, {ANY, ANY, -1} };
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        cx_match_cell_t *c = cx_match_unexp_find(&m, 0, steps[i].src, steps[i].tag);
+        CHECK(id_of(c) == steps[i].want, "unexpected step %zu: got %d want %d", i, id_of(c),
+              steps[i].want);
+        if (c)
+            cx_match_unexp_remove(&m, c);
+    }
+    cx_match_get_stats(&m, &s);
+    CHECK(!s.hashed && s.migrations == 3 && s.unexp == 0, "hashed %d moves %llu unexp %zu",
+          s.hashed, (unsigned long long) s.migrations, s.unexp);
+    /* cancel in short mode, at the head, middle and tail */
+    for (int victim = 0; victim < 2; victim++) {
+        for (int k = 0; k < 2; k++) {
+            r[k] = (req_t) {.id = k };
+            cx_match_post(&m, &r[k].cell, 0, 2, 9);
+        }
+        cx_match_unpost(&m, &r[victim].cell);
+        CHECK(id_of(cx_match_posted_find(&m, 0, 2, 9)) == 1 - victim, "cancel %d in short mode",
+              victim);
+        cx_match_unpost(&m, &r[1 - victim].cell);
+    }
+    cx_match_destroy(&m);
+}
+
+/* ---- out of memory ----------------------------------------------------------- */
+
+static void test_oom(void)
+{
+    cx_matcher_t m;
+    req_t r[4], u;
+    cx_match_stats_t s;
+    cx_match_init(&m, 2);
+    for (int k = 0; k < 2; k++) {
+        r[k] = (req_t) {.id = k };
+        cx_match_post(&m, &r[k].cell, 0, 1, k);
+    }
+    /* the third post cannot reserve entries: it stays a short-mode post */
+    fail_allocs = 1000;
+    r[2] = (req_t) {.id = 2 };
+    CHECK(cx_match_post(&m, &r[2].cell, 0, ANY, ANY) == 0, "short-mode post failed");
+    cx_match_get_stats(&m, &s);
+    CHECK(!s.hashed && s.posted == 3, "hashed %d posted %zu", s.hashed, s.posted);
+    /* memory back: the next post moves everything, order kept */
+    fail_allocs = 0;
+    r[3] = (req_t) {.id = 3 };
+    CHECK(cx_match_post(&m, &r[3].cell, 0, 1, 1) == 0, "post");
+    cx_match_get_stats(&m, &s);
+    CHECK(s.hashed && s.posted == 4, "hashed %d posted %zu", s.hashed, s.posted);
+    /* in the tables, a post that needs a new entry fails cleanly */
+    req_t x = {.id = 9 };
+    fail_allocs = 1000;
+    CHECK(cx_match_post(&m, &x.cell, 0, 7, 7) == -1, "post without memory succeeded");
+    u = (req_t) {.id = 8 };
+    CHECK(cx_match_unexp_add(&m, &u.cell, 0, 8, 8) == -1, "arrival without memory succeeded");
+    fail_allocs = 0;
+    cx_match_get_stats(&m, &s);
+    CHECK(s.posted == 4 && s.unexp == 0, "a failed call changed the counts: %zu/%zu", s.posted,
+          s.unexp);
+    const int msgs[4][2] = { {1, 1}, {1, 0}, {1, 1}, {1, 1} };
+    const int want[4] = { 1, 0, 2, 3 };
+    for (int k = 0; k < 4; k++) {
+        cx_match_cell_t *c = cx_match_posted_find(&m, 0, msgs[k][0], msgs[k][1]);
+        CHECK(id_of(c) == want[k], "message %d went to %d, want %d", k, id_of(c), want[k]);
+        if (c)
+            cx_match_unpost(&m, c);
+    }
+    cx_match_get_stats(&m, &s);
+    CHECK(s.entries == 0 && !s.hashed, "entries %zu hashed %d", s.entries, s.hashed);
     cx_match_destroy(&m);
 }
 
 int main(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[1], "-l")) {
+        list_max = (size_t) atol(argv[2]);
+        argc -= 2;
+        argv += 2;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: %s orders|unexpected|cancel|contexts|reclaim|rehash|fuzz [N]\n",
-                argv[0]);
+        fprintf(stderr, "usage: %s [-l K] orders|unexpected|cancel|contexts|reclaim|rehash|"
+                "fuzz [N]|short|oom\n", argv[0]);
         return 2;
     }
     const char *t = argv[1];
@@ -454,6 +633,10 @@ int main(int argc, char **argv)
         test_rehash();
     else if (!strcmp(t, "fuzz"))
         test_fuzz(argc > 2 ? atol(argv[2]) : 1000000);
+    else if (!strcmp(t, "short"))
+        test_short();
+    else if (!strcmp(t, "oom"))
+        test_oom();
     else {
         fprintf(stderr, "unknown test %s\n", t);
         return 2;

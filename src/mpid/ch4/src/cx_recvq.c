@@ -28,6 +28,20 @@ cvars:
         Empty selects the configure default (--with-ch4-matching, hash
         unless given).
 
+    - name        : MPIR_CVAR_CH4_MATCHING_LIST_MAX
+      category    : CH4_CX_MATCHING
+      type        : int
+      default     : 64
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        With hash matching: a VCI searches plain lists while neither its
+        posted nor its unexpected queue holds more than this many elements
+        (cheaper than hashing for a handful of requests), moves them into
+        the hash tables when one grows past it, and returns to the lists
+        when both queues are empty. 0: always the hash tables.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -49,12 +63,20 @@ int MPIDIG_cx_recvq_init(void)
         return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                     MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s", v,
                                     "MPIR_CVAR_CH4_MATCHING", "hash, list");
+    if (MPIR_CVAR_CH4_MATCHING_LIST_MAX < 0) {
+        char val[32];
+        snprintf(val, sizeof(val), "%d", MPIR_CVAR_CH4_MATCHING_LIST_MAX);
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s", val,
+                                    "MPIR_CVAR_CH4_MATCHING_LIST_MAX",
+                                    "0 (always hash) or a positive queue length");
+    }
     for (int vci = 0; vci < MPIDI_global.n_vcis; vci++) {
         MPIDI_global.per_vci[vci].cx_matcher = NULL;
         if (!hash)
             continue;
         cx_matcher_t *m = MPL_malloc(sizeof(*m), MPL_MEM_OTHER);
-        MPIR_ERR_CHKANDJUMP(!m || cx_match_init(m) != 0, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        MPIR_ERR_CHKANDJUMP(!m || cx_match_init(m, (size_t) MPIR_CVAR_CH4_MATCHING_LIST_MAX) != 0, mpi_errno, MPI_ERR_OTHER, "**nomem");
         MPIDI_global.per_vci[vci].cx_matcher = m;
     }
     register_pvars();
@@ -104,6 +126,9 @@ static unsigned long long stat_sum(int which)
             case 4:
                 v += s.buckets;
                 break;
+            case 5:
+                v += s.migrations;
+                break;
         }
     }
     return v;
@@ -117,6 +142,7 @@ MATCH_PVAR_GETTER(get_unexp, 1)
 MATCH_PVAR_GETTER(get_max_chain, 2)
 MATCH_PVAR_GETTER(get_entries, 3)
 MATCH_PVAR_GETTER(get_buckets, 4)
+MATCH_PVAR_GETTER(get_migrations, 5)
 
 static void register_pvars(void)
 {
@@ -136,6 +162,9 @@ static void register_pvars(void)
          "hash matching: hash table entries (keys with a posted receive or an unexpected message)"},
         {"cx_match_buckets", MPI_T_PVAR_CLASS_LEVEL, get_buckets,
          "hash matching: bucket slots of the hash tables (they never shrink)"},
+        {"cx_match_migrations", MPI_T_PVAR_CLASS_COUNTER, get_migrations,
+         "hash matching: times a VCI's queues outgrew MPIR_CVAR_CH4_MATCHING_LIST_MAX "
+         "and moved into the hash tables"},
     };
     if (pvars_registered++)
         return;

@@ -1,8 +1,9 @@
 /*
  * MPICH-CX: MPIDIG's posted and unexpected receive queues, per VCI.  With
  * MPIR_CVAR_CH4_MATCHING=hash (the default) a VCI has a constant-time matcher
- * (src/util/matching/cx_match.h, NewMadeleine's design); with `list` it keeps
- * MPICH's linear lists.  Included at the end of mpidig_recvq.h; callers hold
+ * (src/util/matching/cx_match.h, NewMadeleine's design; plain lists inside
+ * it while the queues are at most MPIR_CVAR_CH4_MATCHING_LIST_MAX long);
+ * with `list` it keeps MPICH's linear lists.  Included at the end of mpidig_recvq.h; callers hold
  * the VCI lock.
  *
  * Keys follow MPIDIG_match_request: a posted receive's and an unexpected
