@@ -1,0 +1,327 @@
+/*
+ * MPICH-CX PiP: loading and running tasks (see cx_pip_task.h).
+ */
+#define _GNU_SOURCE
+#include "cx_pip_task.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The task running on this thread (NULL on the host's own threads and on
+ * threads a task created). */
+static __thread cx_pip_task_t *current_task;
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* ---- the end of a task ------------------------------------------------- */
+
+static _Noreturn void end_task(cx_pip_task_t * t, int code, cx_pip_end_t how)
+{
+    if (how != CX_PIP_ENDED__EXIT) {
+        /* what exit() does in a process: the atexit handlers, then stdio */
+        if (t->ns_cxa_finalize)
+            t->ns_cxa_finalize(NULL);
+        if (t->ns_fflush)
+            t->ns_fflush(NULL);
+    }
+    t->exit_code = code & 0xff;
+    t->how = how;
+    longjmp(t->end, 1);
+}
+
+/* A task's own thread ends the task; exit from a thread a task created
+ * cannot unwind that task's main, so it ends the host as it would end a
+ * process (after saying so). */
+static _Noreturn void hooked_end(int code, cx_pip_end_t how, const char *fn)
+{
+    cx_pip_task_t *t = current_task;
+    if (t)
+        end_task(t, code, how);
+    fprintf(stderr, "mpich-cx-piphost: %s(%d) called on a thread a task created: "
+            "ending every task of this host\n", fn, code);
+    fflush(NULL);
+    _exit(code);
+}
+
+static _Noreturn void hook_exit(int code)
+{
+    hooked_end(code, CX_PIP_ENDED_EXIT, "exit");
+}
+
+static _Noreturn void hook__exit(int code)
+{
+    hooked_end(code, CX_PIP_ENDED__EXIT, "_exit");
+}
+
+static void *const hook_fns[CX_PIP_NHOOKS] = {
+    [CX_PIP_HOOK_EXIT] = (void *) hook_exit,
+    [CX_PIP_HOOK__EXIT] = (void *) hook__exit,
+    [CX_PIP_HOOK__EXIT2] = (void *) hook__exit,
+};
+
+/* ---- loading ------------------------------------------------------------- */
+
+/* Points the program's GOT slots of exit/_exit/_Exit at the hooks. */
+static int patch_exit_slots(cx_pip_task_t * t, char *err, size_t errlen)
+{
+    struct link_map *lm;
+    if (dlinfo(t->handle, RTLD_DI_LINKMAP, &lm) != 0)
+        return fail(err, errlen, "%s: dlinfo: %s", t->path, dlerror());
+    long page = sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < t->image.nslots; i++) {
+        cx_pip_slot_t *s = &t->image.slots[i];
+        void **slot = (void **) (lm->l_addr + s->vaddr);
+        uintptr_t start = (uintptr_t) slot & ~(uintptr_t) (page - 1);
+        bool relro = s->vaddr >= t->image.relro_start && s->vaddr < t->image.relro_end;
+        if (relro && mprotect((void *) start, (size_t) page, PROT_READ | PROT_WRITE) != 0)
+            return fail(err, errlen, "%s: mprotect of its GOT failed: %s", t->path,
+                        strerror(errno));
+        *slot = hook_fns[s->hook];
+        if (relro)
+            mprotect((void *) start, (size_t) page, PROT_READ);
+    }
+    return 0;
+}
+
+/* The task's stdin/stdout/stderr: streams of its own C library on the fds
+ * it was given (dup'ed: the caller keeps its own). */
+static int setup_stdio(cx_pip_task_t * t, char *err, size_t errlen)
+{
+    static const char *const names[3] = { "stdin", "stdout", "stderr" };
+    static const char *const modes[3] = { "r", "w", "w" };
+    const int fds[3] = { t->stdin_fd, t->stdout_fd, t->stderr_fd };
+    FILE *(*ns_fdopen)(int, const char *) = (FILE * (*)(int, const char *)) dlsym(t->handle, "fdopen");
+    int (*ns_setvbuf)(FILE *, char *, int, size_t) =
+        (int (*)(FILE *, char *, int, size_t)) dlsym(t->handle, "setvbuf");
+    for (int i = 0; i < 3; i++) {
+        if (fds[i] < 0)
+            continue;
+        FILE **stream = (FILE **) dlsym(t->handle, names[i]);
+        if (!stream || !ns_fdopen || !ns_setvbuf)
+            return fail(err, errlen, "%s: its C library has no %s", t->path, names[i]);
+        int fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+        FILE *f = fd >= 0 ? ns_fdopen(fd, modes[i]) : NULL;
+        if (!f) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            return fail(err, errlen, "%s: cannot open its %s on fd %d: %s", t->path, names[i],
+                        fds[i], strerror(e));
+        }
+        if (i == 2)
+            ns_setvbuf(f, NULL, _IONBF, 0);     /* stderr stays unbuffered */
+        *stream = f;
+        t->streams[i] = f;
+    }
+    return 0;
+}
+
+/* Remembers what the task's own fds are, to close them at its end only if
+ * they still are (the task may have closed one, and the number been reused
+ * by another task since). */
+static int record_own_fds(cx_pip_task_t * t, char *err, size_t errlen)
+{
+    for (int i = 0; i < t->nown; i++) {
+        struct stat st;
+        if (fstat(t->own_fds[i], &st) != 0)
+            return fail(err, errlen, "task %d: fd %d: %s", t->index, t->own_fds[i],
+                        strerror(errno));
+        t->own_dev[i] = st.st_dev;
+        t->own_ino[i] = st.st_ino;
+    }
+    return 0;
+}
+
+/* The end of a task, as the end of a process: its streams and its own fds
+ * closed, so whoever reads them sees EOF now, not when the host ends. */
+static void close_task_files(cx_pip_task_t * t)
+{
+    for (int i = 0; i < 3; i++) {
+        if (t->streams[i] && t->ns_fclose)
+            t->ns_fclose(t->streams[i]);
+        t->streams[i] = NULL;
+    }
+    for (int i = 0; i < t->nown; i++) {
+        struct stat st;
+        if (fstat(t->own_fds[i], &st) == 0 && st.st_dev == t->own_dev[i] &&
+            st.st_ino == t->own_ino[i])
+            close(t->own_fds[i]);
+    }
+}
+
+int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
+{
+    if (cx_pip_image_load(t->path, &t->image, err, errlen))
+        return -1;
+    int fd = memfd_create("mpich-cx-pip-task", MFD_CLOEXEC);
+    if (fd < 0) {
+        cx_pip_image_free(&t->image);
+        return fail(err, errlen, "memfd_create: %s", strerror(errno));
+    }
+    size_t done = 0;
+    while (done < t->image.size) {
+        ssize_t n = write(fd, t->image.data + done, t->image.size - done);
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            close(fd);
+            cx_pip_image_free(&t->image);
+            return fail(err, errlen, "writing the copy of %s: %s", t->path, strerror(e));
+        }
+        done += (size_t) n;
+    }
+    char mem_path[64];
+    snprintf(mem_path, sizeof(mem_path), "/proc/self/fd/%d", fd);
+    /* the namespace's C library takes its environ from the caller's at
+     * initialisation, so constructors already see the task's environment */
+    char **host_env = environ;
+    environ = t->envp;
+    t->handle = dlmopen(LM_ID_NEWLM, mem_path, RTLD_NOW | RTLD_LOCAL);
+    environ = host_env;
+    close(fd);
+    if (!t->handle) {
+        const char *e = dlerror();
+        int rc = fail(err, errlen, "%s: cannot be loaded as a PiP task: %s%s", t->path, e,
+                      strstr(e, "TLS") || strstr(e, "namespace") ?
+                      " (too many tasks in one process? at most 15, with "
+                      "GLIBC_TUNABLES=glibc.rtld.nns=16)" : "");
+        cx_pip_image_free(&t->image);
+        return rc;
+    }
+    t->main = (int (*)(int, char **, char **)) dlsym(t->handle, "main");
+    t->ns_fflush = (int (*)(FILE *)) dlsym(t->handle, "fflush");
+    t->ns_fclose = (int (*)(FILE *)) dlsym(t->handle, "fclose");
+    t->ns_cxa_finalize = (void (*)(void *)) dlsym(t->handle, "__cxa_finalize");
+    char ***ns_environ = (char ***) dlsym(t->handle, "environ");
+    if (!t->main) {
+        fail(err, errlen, "%s: does not export 'main' (linked without -rdynamic); rebuild it "
+             "with mpich-cx's mpicc (or compile with -fPIC and link with -pie -rdynamic)",
+             t->path);
+        goto fn_fail;
+    }
+    if (ns_environ)
+        *ns_environ = t->envp;
+    /* error messages of its C library name the task's program, not the host */
+    char **ns_name = (char **) dlsym(t->handle, "program_invocation_name");
+    char **ns_short = (char **) dlsym(t->handle, "program_invocation_short_name");
+    if (ns_name && t->argv[0])
+        *ns_name = t->argv[0];
+    if (ns_short && t->argv[0])
+        *ns_short = strrchr(t->argv[0], '/') ? strrchr(t->argv[0], '/') + 1 : t->argv[0];
+    if (patch_exit_slots(t, err, errlen) || setup_stdio(t, err, errlen) ||
+        record_own_fds(t, err, errlen))
+        goto fn_fail;
+    /* under mpiexec the MPI rank says more than the task's index */
+    const char *rank = NULL;
+    for (char **e = t->envp; *e && !rank; e++) {
+        if (!strncmp(*e, "PMI_RANK=", 9))
+            rank = *e + 9;
+        else if (!strncmp(*e, "PMI_ID=", 7))
+            rank = *e + 7;
+    }
+    if (rank)
+        snprintf(t->crash_msg, sizeof(t->crash_msg),
+                 "mpich-cx-piphost: task %d (rank %s, %s) crashed: ", t->index, rank, t->path);
+    else
+        snprintf(t->crash_msg, sizeof(t->crash_msg), "mpich-cx-piphost: task %d (%s) crashed: ",
+                 t->index, t->path);
+    return 0;
+  fn_fail:
+    /* the namespace stays: glibc cannot unload it safely once its
+     * constructors ran; the host exits on this error anyway */
+    cx_pip_image_free(&t->image);
+    return -1;
+}
+
+/* ---- running --------------------------------------------------------------- */
+
+static void *task_thread(void *arg)
+{
+    cx_pip_task_t *t = arg;
+    current_task = t;
+    if (!setjmp(t->end)) {
+        int argc = 0;
+        while (t->argv[argc])
+            argc++;
+        int rc = t->main(argc, t->argv, t->envp);
+        end_task(t, rc, CX_PIP_ENDED_RETURN);   /* return from main = exit(rc) */
+    }
+    current_task = NULL;
+    close_task_files(t);
+    if (t->on_end)
+        t->on_end(t);
+    return NULL;
+}
+
+int cx_pip_task_start(cx_pip_task_t * t, char *err, size_t errlen)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    /* a process's main thread gets the stack rlimit (8 MiB); so does a task */
+    pthread_attr_setstacksize(&attr, 8 << 20);
+    if (t->bind)
+        pthread_attr_setaffinity_np(&attr, sizeof(t->cpus), &t->cpus);
+    int rc = pthread_create(&t->thread, &attr, task_thread, t);
+    pthread_attr_destroy(&attr);
+    if (rc)
+        return fail(err, errlen, "task %d (%s): cannot start its thread: %s", t->index, t->path,
+                    strerror(rc));
+    return 0;
+}
+
+int cx_pip_task_join(cx_pip_task_t * t)
+{
+    pthread_join(t->thread, NULL);
+    return t->exit_code;
+}
+
+/* ---- crashes ------------------------------------------------------------------ */
+
+static void crash_handler(int sig)
+{
+    cx_pip_task_t *t = current_task;
+    char buf[320];
+    size_t n = 0;
+    const char *head = t ? t->crash_msg : "mpich-cx-piphost: crashed: ";
+    const char *name = sigabbrev_np(sig);
+    n = strlen(head);
+    memcpy(buf, head, n);
+    memcpy(buf + n, "signal SIG", 10);
+    n += 10;
+    size_t l = name ? strlen(name) : 0;
+    memcpy(buf + n, name ? name : "", l);
+    n += l;
+    buf[n++] = '\n';
+    ssize_t w = write(2, buf, n);
+    (void) w;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cx_pip_install_crash_handlers(void)
+{
+    static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = crash_handler;
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        sigaction(sigs[i], &sa, NULL);
+}

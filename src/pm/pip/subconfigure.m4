@@ -1,0 +1,60 @@
+[#] start of __file__
+dnl MPICH-CX: PiP (process-in-process).  --enable-pip builds mpich-cx-piphost
+dnl and makes the compiler wrappers build loadable programs; it needs
+dnl glibc's dlmopen and memfd_create on x86_64 or aarch64 Linux.
+dnl Default: on where those exist, off (with a notice) elsewhere.
+
+AC_DEFUN([PAC_SUBCFG_PREREQ_]PAC_SUBCFG_AUTO_SUFFIX,[
+])
+
+AC_DEFUN([PAC_SUBCFG_BODY_]PAC_SUBCFG_AUTO_SUFFIX,[
+
+AC_ARG_ENABLE([pip],
+    [AS_HELP_STRING([--enable-pip],
+        [MPICH-CX: PiP, local ranks as tasks of one process (mpiexec -pip);
+         needs glibc (dlmopen, memfd_create) on x86_64 or aarch64 Linux
+         (default: yes where available)])],
+    [], [enable_pip=default])
+
+cx_pip_why=
+case "$host_os-$host_cpu" in
+    linux-gnu*-x86_64|linux-gnu*-aarch64) ;;
+    *) cx_pip_why="this host is $host_os on $host_cpu, not glibc Linux on x86_64 or aarch64" ;;
+esac
+if test -z "$cx_pip_why" ; then
+    cx_pip_save_LIBS=$LIBS
+    AC_SEARCH_LIBS([dlmopen], [dl], [], [cx_pip_why="the C library has no dlmopen"])
+    AC_CHECK_FUNC([memfd_create], [], [cx_pip_why="the C library has no memfd_create"])
+    LIBS=$cx_pip_save_LIBS
+fi
+case "$enable_pip" in
+    yes)
+        if test -n "$cx_pip_why" ; then
+            AC_MSG_ERROR([--enable-pip: PiP cannot be built: $cx_pip_why. Configure with --disable-pip.])
+        fi ;;
+    no) ;;
+    default)
+        if test -n "$cx_pip_why" ; then
+            AC_MSG_NOTICE([PiP disabled: $cx_pip_why])
+            enable_pip=no
+        else
+            enable_pip=yes
+        fi ;;
+    *) AC_MSG_ERROR([--enable-pip=$enable_pip: give yes or no (or --disable-pip)]) ;;
+esac
+AM_CONDITIONAL([BUILD_CX_PIP], [test "$enable_pip" = "yes"])
+dnl The compiler wrappers build what PiP can load: position-independent code
+dnl without copy relocations, linked as a PIE that exports main.
+CX_PIP_CFLAGS=
+CX_PIP_LDFLAGS=
+if test "$enable_pip" = "yes" ; then
+    AC_DEFINE([MPICH_CX_HAVE_PIP], [1], [Define if the PiP runtime (mpich-cx-piphost) is built])
+    CX_PIP_CFLAGS="-fPIC"
+    CX_PIP_LDFLAGS="-pie -rdynamic"
+fi
+AC_SUBST([CX_PIP_CFLAGS])
+AC_SUBST([CX_PIP_LDFLAGS])
+
+])dnl end _BODY
+
+[#] end of __file__

@@ -1,0 +1,82 @@
+/*
+ * Under `mpiexec -pip` (test/mpi/run): the ranks of a node are PiP tasks of
+ * one process.
+ *   1. every rank is a task (MPICH_CX_PIP_TASK set) with its own copy of
+ *      the program's globals: the same global lives at a different address
+ *      in each rank, and holds that rank's value;
+ *   2. the ranks of one host share its address space: each rank fills a
+ *      buffer, exchanges its address (and getpid(), the host's) with
+ *      MPI_Allgather, and reads the buffer of the next rank of its host
+ *      through the pointer; no host has more than 15 ranks;
+ *   each rank prints one line (for the -l labels test);
+ *   3. argv `exit N`: after MPI_Finalize, rank 1 exits with code N (the
+ *      others with 0), to check per-rank exit codes reach mpiexec;
+ *      `crash`: rank 1 dereferences NULL after MPI_Init.
+ * Without -pip (no MPICH_CX_PIP_TASK) it says so and fails.
+ */
+#include "mpitest.h"
+#include <stdint.h>
+#include <unistd.h>
+
+static int my_global = -1;
+static char buffer[64];
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    if (argc > 1 && !strcmp(argv[1], "crash") && rank == 1) {
+        volatile int *p = NULL;
+        *p = 1;
+    }
+    MT_CHECK(getenv("MPICH_CX_PIP_TASK") != NULL, "rank %d is not a PiP task (run with -pip)",
+             rank);
+
+    /* 1. private globals */
+    my_global = rank;
+    uint64_t mine = (uintptr_t) &my_global, *all = malloc(size * sizeof(uint64_t));
+    MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++) {
+        if (r != rank)
+            MT_CHECK(all[r] != mine, "ranks %d and %d share their globals at %p", rank, r,
+                     (void *) &my_global);
+    }
+
+    /* 2. one address space per host: read the next rank of the host in place */
+    snprintf(buffer, sizeof(buffer), "buffer of rank %d", rank);
+    mine = (uintptr_t) buffer;
+    MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    int pid = (int) getpid(), *pids = malloc(size * sizeof(int));
+    MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
+    int in_host = 0, next = -1;
+    for (int k = 1; k <= size; k++) {
+        int r = (rank + k) % size;
+        if (pids[r] == pid) {
+            in_host++;
+            if (next < 0 && r != rank)
+                next = r;
+        }
+    }
+    MT_CHECK(in_host <= 15, "rank %d's host runs %d ranks (at most 15)", rank, in_host);
+    if (next >= 0) {
+        char want[64];
+        snprintf(want, sizeof(want), "buffer of rank %d", next);
+        const char *peer = (const char *) (uintptr_t) all[next];
+        MT_CHECK(!strcmp(peer, want), "rank %d read '%.63s' through rank %d's pointer", rank,
+                 peer, next);
+    }
+    const char *task = getenv("MPICH_CX_PIP_TASK");
+    printf("rank %d: task %s of a host with %d ranks, read rank %d's buffer in place\n", rank,
+           task ? task : "(none)", in_host, next);
+    fflush(stdout);
+    free(pids);
+    MPI_Barrier(MPI_COMM_WORLD);        /* the buffers stay until everyone read */
+    free(all);
+
+    int code = (argc > 2 && !strcmp(argv[1], "exit") && rank == 1) ? atoi(argv[2]) : 0;
+    int rc = mt_finish();
+    return code ? code : rc;
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Unit tests of the PiP runtime (src/pm/pip: mpich-cx-piphost), no MPI: a
+# test program loaded as several tasks of one process (private globals,
+# per-task exit codes, exit/_exit/return ending one task only, environments,
+# streams, a pointer dereferenced across tasks, threads inside a task, CPU
+# binding, a crash reported with its task) and the binaries PiP must refuse.
+# Builds into ${T_WORKDIR:-/tmp/cx-pip-tests}.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
+work=${T_WORKDIR:-/tmp/cx-pip-tests}
+log=$T_LOGDIR/pip-build.log
+if ! make -B -C "$here/pip" O="$work" > "$log" 2>&1; then
+    t_result FAIL unit/pip/build "log: $log"
+    exit 0
+fi
+H=$work/mpich-cx-piphost P=$work/task_prog
+export H P work
+
+# NAME SCRIPT: the script runs under bash -e with $H, $P and a scratch $d.
+pip_test() {
+    t_run "unit/pip/$1" 60 bash -ec 'd=$(mktemp -d); trap "rm -rf $d" EXIT; '"$2"
+}
+
+pip_test private-globals '
+    out=$($H -n 3 $P info); echo "$out"
+    for i in 0 1 2; do grep -q "^task $i of 3: counter $((i + 1)) at " <<<"$out"; done
+    [ "$(grep -o "at 0x[0-9a-f]*" <<<"$out" | sort -u | wc -l)" = 3 ]'
+
+pip_test return-codes '
+    rc=0; $H $P return 0 : $P return 7 2>$d/err || rc=$?; cat $d/err
+    [ $rc = 7 ] && grep -q "task 1 (.*task_prog) exited with code 7" $d/err
+    ! grep -q "task 0" $d/err'
+
+pip_test exit-ends-one-task '
+    rc=0; out=$($H $P exit 3 : $P late-exit 0) || rc=$?; echo "$out"
+    [ $rc = 3 ]
+    grep -q "task 0: buffered line before exit" <<<"$out"   # exit flushes
+    grep -q "task 0: atexit handler ran" <<<"$out"
+    grep -q "task 1: still running after the others" <<<"$out"'
+
+pip_test _exit-ends-one-task '
+    rc=0; out=$($H $P _exit 4 : $P late-exit 0) || rc=$?; echo "$out"
+    [ $rc = 4 ]
+    ! grep -q "task 0" <<<"$out"        # _exit: no flush, no atexit handlers
+    grep -q "task 1: still running after the others" <<<"$out"'
+
+pip_test return-runs-atexit '
+    out=$($H $P return 0); echo "$out"
+    grep -q "task 0: atexit handler ran" <<<"$out"'
+
+pip_test status-fd '
+    rc=0; $H --status-fd 3 $P return 0 : $P return 5 3>$d/status || rc=$?; cat $d/status
+    [ $rc = 5 ] && grep -qx "0 exit 0" $d/status && grep -qx "1 exit 5" $d/status'
+
+pip_test environment '
+    out=$(FOO=host GLIBC_TUNABLES= $H --env FOO=task $P env FOO : $P env FOO : \
+          $P env GLIBC_TUNABLES : $P env MPICH_CX_PIP_TASK); echo "$out"
+    grep -qx "task 0: FOO=task" <<<"$out" && grep -qx "task 1: FOO=host" <<<"$out"
+    grep -qx "task 2: GLIBC_TUNABLES=" <<<"$out"     # the host'"'"'s own setting is not theirs
+    grep -qx "task 3: MPICH_CX_PIP_TASK=3" <<<"$out"'
+
+pip_test clean-env '
+    out=$(FOO=host $H --clean-env --env BAR=1 $P env FOO : --env BAR=2 $P env BAR); echo "$out"
+    grep -qx "task 0: FOO=(unset)" <<<"$out" && grep -qx "task 1: BAR=2" <<<"$out"'
+
+pip_test task-fd-closed-at-task-end '
+    out=$($H --task-fd 7 $P return 0 : $P fd-open 7 : $P fd-open 8 7>$d/f7 8>$d/f8); echo "$out"
+    grep -qx "task 1: fd 7 closed" <<<"$out"     # task 0 ended: its fd with it
+    grep -qx "task 2: fd 8 open" <<<"$out"'
+
+pip_test streams '
+    $H --stdout-fd 3 --stderr-fd 4 $P streams : --stdout-fd 5 --stderr-fd 6 $P streams \
+        3>$d/o0 4>$d/e0 5>$d/o1 6>$d/e1
+    head $d/*
+    [ "$(cat $d/o0)" = "task 0: to stdout" ] && [ "$(cat $d/e0)" = "task 0: to stderr" ]
+    [ "$(cat $d/o1)" = "task 1: to stdout" ] && [ "$(cat $d/e1)" = "task 1: to stderr" ]'
+
+pip_test shared-address-space '
+    out=$($H $P publish $d : $P deref $d); echo "$out"
+    grep -q "^task 1 read through 0x[0-9a-f]*: written by task 0 " <<<"$out"'
+
+pip_test threads-in-a-task '
+    out=$($H -n 2 $P threads 8); echo "$out"
+    [ "$(grep -c ": 8000 bumps" <<<"$out")" = 2 ]'
+
+pip_test cpu-binding '
+    out=$($H --cpus 0 $P cpus : $P cpus); echo "$out"
+    grep -qx "task 0 cpus: 0" <<<"$out"'
+
+pip_test crash-names-task '
+    rc=0; $H $P late-exit 0 : $P crash 2>$d/err || rc=$?; cat $d/err
+    [ $rc = 139 ] && grep -q "task 1 (.*task_prog) crashed: signal SIGSEGV" $d/err'
+
+pip_test fifteen-tasks '
+    [ "$($H -n 15 $P info | wc -l)" = 15 ]'
+
+pip_test sixteen-refused '
+    rc=0; $H -n 8 $P info : -n 8 $P info >$d/out 2>$d/err || rc=$?; cat $d/err
+    [ $rc = 2 ] && [ ! -s $d/out ] && grep -q "16 tasks asked for: a host runs at most 15" $d/err'
+
+# NAME BINARY EXPECTED-TEXT: refused before anything runs, with the reason.
+refuse() {
+    pip_test "refuse-$1" '
+        rc=0; $H $P info : '"$work/$2"' info >$d/out 2>$d/err || rc=$?; cat $d/err
+        [ $rc = 1 ] && [ ! -s $d/out ] && grep -q "'"$3"'" $d/err
+        $H --check '"$work/$2"' && exit 1; true'
+}
+refuse copy-relocations task_prog_fpie "has copy relocations (of '.*'): it was compiled without -fPIC.*rebuild it with mpich-cx's mpicc"
+refuse not-pie task_prog_nopie "not a position-independent executable (linked without -pie).*rebuild it"
+refuse static task_prog_static "statically linked; PiP loads every rank with the dynamic loader"
+refuse no-rdynamic task_prog_nordynamic "does not export 'main' (linked without -rdynamic)"
+refuse missing no-such-program "cannot open: No such file or directory"
+pip_test check-accepts '$H --check $P | grep -q "can run as a PiP task"'
