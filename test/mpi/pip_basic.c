@@ -5,9 +5,10 @@
  *      the program's globals: the same global lives at a different address
  *      in each rank, and holds that rank's value;
  *   2. the ranks of one host share its address space: each rank fills a
- *      buffer, exchanges its address (and getpid(), the host's) with
- *      MPI_Allgather, and reads the buffer of the next rank of its host
- *      through the pointer; no host has more than 15 ranks;
+ *      buffer, exchanges its address (and the host's process id, from the
+ *      system call) with MPI_Allgather, and reads the buffer of the next
+ *      rank of its host through the pointer; no host has more than 15 ranks;
+ *      getpid() differs between the ranks of a host (one per task);
  *   each rank prints one line (for the -l labels test);
  *   3. argv `exit N`: after MPI_Finalize, rank 1 exits with code N (the
  *      others with 0), to check per-rank exit codes reach mpiexec;
@@ -17,6 +18,7 @@
 #include "mpitest.h"
 #include <stdint.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 static int my_global = -1;
 static char buffer[64];
@@ -49,8 +51,14 @@ int main(int argc, char **argv)
     snprintf(buffer, sizeof(buffer), "buffer of rank %d", rank);
     mine = (uintptr_t) buffer;
     MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
-    int pid = (int) getpid(), *pids = malloc(size * sizeof(int));
+    int pid = (int) syscall(SYS_getpid), *pids = malloc(size * sizeof(int));
+    int task_pid = (int) getpid(), *task_pids = malloc(size * sizeof(int));
     MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Allgather(&task_pid, 1, MPI_INT, task_pids, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        if (r != rank)
+            MT_CHECK(task_pids[r] != task_pid, "ranks %d and %d both have getpid() %d", rank, r,
+                     task_pid);
     int in_host = 0, next = -1;
     for (int k = 1; k <= size; k++) {
         int r = (rank + k) % size;
@@ -73,6 +81,7 @@ int main(int argc, char **argv)
            task ? task : "(none)", in_host, next);
     fflush(stdout);
     free(pids);
+    free(task_pids);
     MPI_Barrier(MPI_COMM_WORLD);        /* the buffers stay until everyone read */
     free(all);
 

@@ -84,6 +84,19 @@ pip_test threads-in-a-task '
     out=$($H -n 2 $P threads 8); echo "$out"
     [ "$(grep -c ": 8000 bumps" <<<"$out")" = 2 ]'
 
+pip_test pid-per-task '
+    out=$($H -n 3 $P pid); echo "$out"
+    # three distinct pids (all the host'"'"'s without the hook), the same in a task'"'"'s threads
+    [ "$(sed -n "s/.*: pid \([0-9]*\), in a thread \1$/\1/p" <<<"$out" | sort -u | wc -l)" = 3 ]'
+
+# the same hooks in a read-only (RELRO, bound-now) GOT
+pip_test read-only-got '
+    P=$work/task_prog_now
+    out=$($H -n 2 $P pid); echo "$out"
+    [ "$(sed -n "s/.*: pid \([0-9]*\), in a thread \1$/\1/p" <<<"$out" | sort -u | wc -l)" = 2 ]
+    rc=0; out=$($H $P exit 3 : $P late-exit 0) || rc=$?; echo "$out"
+    [ $rc = 3 ] && grep -q "task 0: atexit handler ran" <<<"$out"'
+
 pip_test cpu-binding '
     out=$($H --cpus 0 $P cpus : $P cpus); echo "$out"
     grep -qx "task 0 cpus: 0" <<<"$out"'

@@ -5,10 +5,10 @@
  */
 #define _GNU_SOURCE
 #include "cx_pip_elf.h"
+#include "cx_pip_err.h"
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,15 +33,6 @@
 #define REBUILD "rebuild it with mpich-cx's mpicc (or compile with -fPIC and link with -pie -rdynamic)"
 
 static const char *const hook_names[CX_PIP_NHOOKS] = { "exit", "_exit", "_Exit" };
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static bool in_file(const cx_pip_image_t * img, uint64_t off, uint64_t len)
 {
@@ -68,17 +59,17 @@ static int read_file(const char *path, cx_pip_image_t * img, char *err, size_t e
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return cx_pip_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return fail(err, errlen, "%s: not a regular file", path);
+        return cx_pip_fail(err, errlen, "%s: not a regular file", path);
     }
     img->size = (size_t) st.st_size;
     img->data = malloc(img->size ? img->size : 1);
     if (!img->data) {
         close(fd);
-        return fail(err, errlen, "%s: out of memory reading %zu bytes", path, img->size);
+        return cx_pip_fail(err, errlen, "%s: out of memory reading %zu bytes", path, img->size);
     }
     size_t got = 0;
     while (got < img->size) {
@@ -87,7 +78,7 @@ static int read_file(const char *path, cx_pip_image_t * img, char *err, size_t e
             int e = n < 0 ? errno : EIO;
             close(fd);
             cx_pip_image_free(img);
-            return fail(err, errlen, "%s: read failed: %s", path, strerror(e));
+            return cx_pip_fail(err, errlen, "%s: read failed: %s", path, strerror(e));
         }
         got += (size_t) n;
     }
@@ -140,7 +131,7 @@ static int scan_relocs(const char *path, cx_pip_image_t * img, const Elf64_Phdr 
     if (!size)
         return 0;
     if (!va_to_off(img, ph, phnum, va, size, &off))
-        return fail(err, errlen, "%s: relocation table outside the file (corrupt ELF)", path);
+        return cx_pip_fail(err, errlen, "%s: relocation table outside the file (corrupt ELF)", path);
     const Elf64_Rela *r = (const Elf64_Rela *) (img->data + off);
     bool have_syms = d->symtab && d->strtab &&
         va_to_off(img, ph, phnum, d->strtab, d->strsz, &stroff) &&
@@ -157,14 +148,14 @@ static int scan_relocs(const char *path, cx_pip_image_t * img, const Elf64_Phdr 
                 name = img->data + stroff + s->st_name;
         }
         if (type == CX_R_COPY)
-            return fail(err, errlen, "%s: has copy relocations (of '%s'): it was compiled "
+            return cx_pip_fail(err, errlen, "%s: has copy relocations (of '%s'): it was compiled "
                         "without -fPIC, so it would not see its own C library's data when "
                         "loaded as a PiP task; %s", path, name, REBUILD);
         for (int h = 0; h < CX_PIP_NHOOKS; h++) {
             if (strcmp(name, hook_names[h]))
                 continue;
             if (img->nslots == CX_PIP_MAX_HOOK_SLOTS)
-                return fail(err, errlen, "%s: more than %d references to exit functions",
+                return cx_pip_fail(err, errlen, "%s: more than %d references to exit functions",
                             path, CX_PIP_MAX_HOOK_SLOTS);
             img->slots[img->nslots++] = (cx_pip_slot_t) {.hook = h,.vaddr = r[i].r_offset };
         }
@@ -180,16 +171,16 @@ int cx_pip_image_load(const char *path, cx_pip_image_t * img, char *err, size_t 
     int rc = -1;
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *) img->data;
     if (img->size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG)) {
-        fail(err, errlen, "%s: not an ELF executable", path);
+        cx_pip_fail(err, errlen, "%s: not an ELF executable", path);
         goto out;
     }
     if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != CX_EM) {
-        fail(err, errlen, "%s: built for another architecture than this host", path);
+        cx_pip_fail(err, errlen, "%s: built for another architecture than this host", path);
         goto out;
     }
     if ((eh->e_type != ET_DYN && eh->e_type != ET_EXEC) || eh->e_phentsize != sizeof(Elf64_Phdr)
         || !in_file(img, eh->e_phoff, (uint64_t) eh->e_phnum * sizeof(Elf64_Phdr))) {
-        fail(err, errlen, "%s: not an ELF executable", path);
+        cx_pip_fail(err, errlen, "%s: not an ELF executable", path);
         goto out;
     }
     const Elf64_Phdr *ph = (const Elf64_Phdr *) (img->data + eh->e_phoff);
@@ -206,12 +197,12 @@ int cx_pip_image_load(const char *path, cx_pip_image_t * img, char *err, size_t 
         }
     }
     if (!dyn || !in_file(img, dyn->p_offset, dyn->p_filesz)) {
-        fail(err, errlen, "%s: statically linked; PiP loads every rank with the dynamic "
+        cx_pip_fail(err, errlen, "%s: statically linked; PiP loads every rank with the dynamic "
              "loader, so link it dynamically (mpich-cx's mpicc without -static)", path);
         goto out;
     }
     if (eh->e_type == ET_EXEC) {
-        fail(err, errlen, "%s: not a position-independent executable (linked without -pie), "
+        cx_pip_fail(err, errlen, "%s: not a position-independent executable (linked without -pie), "
              "so it cannot share an address space with other ranks; %s", path, REBUILD);
         goto out;
     }
@@ -234,22 +225,22 @@ int cx_pip_image_load(const char *path, cx_pip_image_t * img, char *err, size_t 
     bool pie_flag = d.flags_1 && (d.flags_1->d_un.d_val & DF_1_PIE);
     if (!interp) {
         if (pie_flag)
-            fail(err, errlen, "%s: statically linked (static-pie); PiP loads every rank with "
+            cx_pip_fail(err, errlen, "%s: statically linked (static-pie); PiP loads every rank with "
                  "the dynamic loader, so link it dynamically (mpich-cx's mpicc without "
                  "-static-pie)", path);
         else
-            fail(err, errlen, "%s: a shared library, not a program", path);
+            cx_pip_fail(err, errlen, "%s: a shared library, not a program", path);
         goto out;
     }
     if (d.pltrel != DT_RELA) {
-        fail(err, errlen, "%s: unsupported relocation format (DT_REL)", path);
+        cx_pip_fail(err, errlen, "%s: unsupported relocation format (DT_REL)", path);
         goto out;
     }
     if (scan_relocs(path, img, ph, eh->e_phnum, &d, d.rela, d.relasz, err, errlen) ||
         scan_relocs(path, img, ph, eh->e_phnum, &d, d.jmprel, d.pltrelsz, err, errlen))
         goto out;
     if (exports_main(img, eh) == 0) {
-        fail(err, errlen, "%s: does not export 'main' (linked without -rdynamic); %s", path,
+        cx_pip_fail(err, errlen, "%s: does not export 'main' (linked without -rdynamic); %s", path,
              REBUILD);
         goto out;
     }

@@ -3,12 +3,13 @@
  */
 #define _GNU_SOURCE
 #include "cx_pip_task.h"
+#include "cx_pip_got.h"
+#include "cx_pip_err.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +22,6 @@ extern char **environ;
 /* The task running on this thread (NULL on the host's own threads and on
  * threads a task created). */
 static __thread cx_pip_task_t *current_task;
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ---- the end of a task ------------------------------------------------- */
 
@@ -77,6 +69,33 @@ static void *const hook_fns[CX_PIP_NHOOKS] = {
     [CX_PIP_HOOK__EXIT2] = (void *) hook__exit,
 };
 
+/* ---- process ids ----------------------------------------------------------- */
+
+/* All tasks share the host's pid, but names derived from it (shared-memory
+ * segments of libfabric's shm provider, temporary files) must stay unique
+ * per rank.  So a task's getpid() returns the thread id of its main thread:
+ * unique on the node while the task lives, and a valid target for kill(),
+ * which delivers to the host as it would to the process.  One hook per task
+ * slot, so that threads the task starts get the same answer. */
+static cx_pip_task_t *task_slots[CX_PIP_MAX_TASKS];
+
+static pid_t task_getpid(int slot)
+{
+    cx_pip_task_t *t = task_slots[slot];
+    pid_t p = t ? __atomic_load_n(&t->vpid, __ATOMIC_ACQUIRE) : 0;
+    return p ? p : getpid();
+}
+
+#define GETPID_HOOK(i) static pid_t getpid_hook_##i(void) { return task_getpid(i); }
+GETPID_HOOK(0) GETPID_HOOK(1) GETPID_HOOK(2) GETPID_HOOK(3) GETPID_HOOK(4)
+GETPID_HOOK(5) GETPID_HOOK(6) GETPID_HOOK(7) GETPID_HOOK(8) GETPID_HOOK(9)
+GETPID_HOOK(10) GETPID_HOOK(11) GETPID_HOOK(12) GETPID_HOOK(13) GETPID_HOOK(14)
+static pid_t(*const getpid_hooks[CX_PIP_MAX_TASKS]) (void) = {
+    getpid_hook_0, getpid_hook_1, getpid_hook_2, getpid_hook_3, getpid_hook_4,
+    getpid_hook_5, getpid_hook_6, getpid_hook_7, getpid_hook_8, getpid_hook_9,
+    getpid_hook_10, getpid_hook_11, getpid_hook_12, getpid_hook_13, getpid_hook_14
+};
+
 /* ---- loading ------------------------------------------------------------- */
 
 /* Points the program's GOT slots of exit/_exit/_Exit at the hooks. */
@@ -84,7 +103,7 @@ static int patch_exit_slots(cx_pip_task_t * t, char *err, size_t errlen)
 {
     struct link_map *lm;
     if (dlinfo(t->handle, RTLD_DI_LINKMAP, &lm) != 0)
-        return fail(err, errlen, "%s: dlinfo: %s", t->path, dlerror());
+        return cx_pip_fail(err, errlen, "%s: dlinfo: %s", t->path, dlerror());
     long page = sysconf(_SC_PAGESIZE);
     for (int i = 0; i < t->image.nslots; i++) {
         cx_pip_slot_t *s = &t->image.slots[i];
@@ -92,7 +111,7 @@ static int patch_exit_slots(cx_pip_task_t * t, char *err, size_t errlen)
         uintptr_t start = (uintptr_t) slot & ~(uintptr_t) (page - 1);
         bool relro = s->vaddr >= t->image.relro_start && s->vaddr < t->image.relro_end;
         if (relro && mprotect((void *) start, (size_t) page, PROT_READ | PROT_WRITE) != 0)
-            return fail(err, errlen, "%s: mprotect of its GOT failed: %s", t->path,
+            return cx_pip_fail(err, errlen, "%s: mprotect of its GOT failed: %s", t->path,
                         strerror(errno));
         *slot = hook_fns[s->hook];
         if (relro)
@@ -116,14 +135,14 @@ static int setup_stdio(cx_pip_task_t * t, char *err, size_t errlen)
             continue;
         FILE **stream = (FILE **) dlsym(t->handle, names[i]);
         if (!stream || !ns_fdopen || !ns_setvbuf)
-            return fail(err, errlen, "%s: its C library has no %s", t->path, names[i]);
+            return cx_pip_fail(err, errlen, "%s: its C library has no %s", t->path, names[i]);
         int fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
         FILE *f = fd >= 0 ? ns_fdopen(fd, modes[i]) : NULL;
         if (!f) {
             int e = errno;
             if (fd >= 0)
                 close(fd);
-            return fail(err, errlen, "%s: cannot open its %s on fd %d: %s", t->path, names[i],
+            return cx_pip_fail(err, errlen, "%s: cannot open its %s on fd %d: %s", t->path, names[i],
                         fds[i], strerror(e));
         }
         if (i == 2)
@@ -142,7 +161,7 @@ static int record_own_fds(cx_pip_task_t * t, char *err, size_t errlen)
     for (int i = 0; i < t->nown; i++) {
         struct stat st;
         if (fstat(t->own_fds[i], &st) != 0)
-            return fail(err, errlen, "task %d: fd %d: %s", t->index, t->own_fds[i],
+            return cx_pip_fail(err, errlen, "task %d: fd %d: %s", t->index, t->own_fds[i],
                         strerror(errno));
         t->own_dev[i] = st.st_dev;
         t->own_ino[i] = st.st_ino;
@@ -174,7 +193,7 @@ int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
     int fd = memfd_create("mpich-cx-pip-task", MFD_CLOEXEC);
     if (fd < 0) {
         cx_pip_image_free(&t->image);
-        return fail(err, errlen, "memfd_create: %s", strerror(errno));
+        return cx_pip_fail(err, errlen, "memfd_create: %s", strerror(errno));
     }
     size_t done = 0;
     while (done < t->image.size) {
@@ -183,7 +202,7 @@ int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
             int e = n < 0 ? errno : EIO;
             close(fd);
             cx_pip_image_free(&t->image);
-            return fail(err, errlen, "writing the copy of %s: %s", t->path, strerror(e));
+            return cx_pip_fail(err, errlen, "writing the copy of %s: %s", t->path, strerror(e));
         }
         done += (size_t) n;
     }
@@ -198,7 +217,7 @@ int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
     close(fd);
     if (!t->handle) {
         const char *e = dlerror();
-        int rc = fail(err, errlen, "%s: cannot be loaded as a PiP task: %s%s", t->path, e,
+        int rc = cx_pip_fail(err, errlen, "%s: cannot be loaded as a PiP task: %s%s", t->path, e,
                       strstr(e, "TLS") || strstr(e, "namespace") ?
                       " (too many tasks in one process? at most 15, with "
                       "GLIBC_TUNABLES=glibc.rtld.nns=16)" : "");
@@ -211,7 +230,7 @@ int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
     t->ns_cxa_finalize = (void (*)(void *)) dlsym(t->handle, "__cxa_finalize");
     char ***ns_environ = (char ***) dlsym(t->handle, "environ");
     if (!t->main) {
-        fail(err, errlen, "%s: does not export 'main' (linked without -rdynamic); rebuild it "
+        cx_pip_fail(err, errlen, "%s: does not export 'main' (linked without -rdynamic); rebuild it "
              "with mpich-cx's mpicc (or compile with -fPIC and link with -pie -rdynamic)",
              t->path);
         goto fn_fail;
@@ -225,8 +244,15 @@ int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
         *ns_name = t->argv[0];
     if (ns_short && t->argv[0])
         *ns_short = strrchr(t->argv[0], '/') ? strrchr(t->argv[0], '/') + 1 : t->argv[0];
+    if (t->index < 0 || t->index >= CX_PIP_MAX_TASKS) {
+        cx_pip_fail(err, errlen, "task index %d: at most %d tasks", t->index, CX_PIP_MAX_TASKS);
+        goto fn_fail;
+    }
+    task_slots[t->index] = t;
     if (patch_exit_slots(t, err, errlen) || setup_stdio(t, err, errlen) ||
-        record_own_fds(t, err, errlen))
+        record_own_fds(t, err, errlen) ||
+        cx_pip_got_redirect(t->handle, "getpid", (void *) getpid_hooks[t->index], err,
+                            errlen) < 0)
         goto fn_fail;
     /* under mpiexec the MPI rank says more than the task's index */
     const char *rank = NULL;
@@ -256,6 +282,7 @@ static void *task_thread(void *arg)
 {
     cx_pip_task_t *t = arg;
     current_task = t;
+    __atomic_store_n(&t->vpid, (pid_t) gettid(), __ATOMIC_RELEASE);
     if (!setjmp(t->end)) {
         int argc = 0;
         while (t->argv[argc])
@@ -281,7 +308,7 @@ int cx_pip_task_start(cx_pip_task_t * t, char *err, size_t errlen)
     int rc = pthread_create(&t->thread, &attr, task_thread, t);
     pthread_attr_destroy(&attr);
     if (rc)
-        return fail(err, errlen, "task %d (%s): cannot start its thread: %s", t->index, t->path,
+        return cx_pip_fail(err, errlen, "task %d (%s): cannot start its thread: %s", t->index, t->path,
                     strerror(rc));
     return 0;
 }

@@ -7,7 +7,9 @@
  * Process-wide effects a task must not have are redirected: its calls to
  * exit/_exit/_Exit (GOT slots of the program) end the task only, and so does
  * returning from main; a crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)
- * is reported with the task's index before the host dies of it.
+ * is reported with the task's index before the host dies of it; getpid()
+ * in every object of the task's namespace (cx_pip_got.h) returns a value
+ * unique to the task, so names derived from it do not collide.
  *
  * At most CX_PIP_MAX_TASKS tasks per host: glibc has 16 namespaces and the
  * host's is one of them (and the host must start with
@@ -57,6 +59,7 @@ typedef struct cx_pip_task {
     ino_t own_ino[4];
     void (*ns_cxa_finalize)(void *);
     pthread_t thread;
+    pid_t vpid;                 /* what the task's getpid() returns (its thread id) */
     jmp_buf end;
     int exit_code;              /* 0-255, as a process's exit status */
     cx_pip_end_t how;

@@ -14,6 +14,7 @@
  *   late-exit N          sleep a little, then exit(N)
  *   cpus                 print the CPUs this task may run on
  *   fd-open N            after a pause: whether fd N is open in the process
+ *   pid                  print getpid(), from main and from a thread it starts
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -46,6 +47,12 @@ static void *bump(void *arg)
     (void) arg;
     for (int i = 0; i < 1000; i++)
         atomic_fetch_add(&bumps, 1);
+    return NULL;
+}
+
+static void *pid_of_thread(void *arg)
+{
+    *(pid_t *) arg = getpid();
     return NULL;
 }
 
@@ -138,6 +145,14 @@ int main(int argc, char **argv)
             if (CPU_ISSET(i, &set))
                 printf(" %d", i);
         printf("\n");
+        return 0;
+    }
+    if (!strcmp(what, "pid")) {
+        pthread_t t;
+        pid_t from_thread = 0;
+        pthread_create(&t, NULL, pid_of_thread, &from_thread);
+        pthread_join(t, NULL);
+        printf("task %d: pid %d, in a thread %d\n", my_index(), (int) getpid(), (int) from_thread);
         return 0;
     }
     if (!strcmp(what, "fd-open")) {
