@@ -62,7 +62,7 @@ static bool relro_range(const struct link_map *lm, uintptr_t * start, uintptr_t 
     return true;
 }
 
-static int write_slot(void **slot, void *fn, uintptr_t relro_start, uintptr_t relro_end)
+int cx_pip_got_write(void **slot, void *fn, uintptr_t relro_start, uintptr_t relro_end)
 {
     long page = sysconf(_SC_PAGESIZE);
     uintptr_t start = (uintptr_t) slot & ~(uintptr_t) (page - 1);
@@ -111,7 +111,7 @@ static int redirect_in(struct link_map *lm, const char *symbol, void *fn, char *
             if ((type != CX_R_JUMP_SLOT && type != CX_R_GLOB_DAT) || !symi ||
                 symtab[symi].st_name >= strsz || strcmp(strtab + symtab[symi].st_name, symbol))
                 continue;
-            if (write_slot((void **) (lm->l_addr + r[i].r_offset), fn, relro_start, relro_end))
+            if (cx_pip_got_write((void **) (lm->l_addr + r[i].r_offset), fn, relro_start, relro_end))
                 return cx_pip_fail(err, errlen, "%s: cannot redirect its %s: %s", lm->l_name, symbol,
                             strerror(errno));
             n++;

@@ -9,10 +9,16 @@
 #define CX_PIP_GOT_H_INCLUDED
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Points every GOT slot for `symbol` in the objects of the namespace that
  * `handle` (from dlmopen) belongs to at `fn`.  Returns the number of slots
  * rewritten, or -1 with a message in err. */
 int cx_pip_got_redirect(void *handle, const char *symbol, void *fn, char *err, size_t errlen);
+
+/* Writes fn into one GOT slot; a slot inside [relro_start, relro_end) is
+ * made writable for the write and read-only again after.  -1 (errno) when
+ * that fails. */
+int cx_pip_got_write(void **slot, void *fn, uintptr_t relro_start, uintptr_t relro_end);
 
 #endif /* CX_PIP_GOT_H_INCLUDED */

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/mman.h>          /* memfd_create */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -104,18 +104,12 @@ static int patch_exit_slots(cx_pip_task_t * t, char *err, size_t errlen)
     struct link_map *lm;
     if (dlinfo(t->handle, RTLD_DI_LINKMAP, &lm) != 0)
         return cx_pip_fail(err, errlen, "%s: dlinfo: %s", t->path, dlerror());
-    long page = sysconf(_SC_PAGESIZE);
     for (int i = 0; i < t->image.nslots; i++) {
         cx_pip_slot_t *s = &t->image.slots[i];
-        void **slot = (void **) (lm->l_addr + s->vaddr);
-        uintptr_t start = (uintptr_t) slot & ~(uintptr_t) (page - 1);
-        bool relro = s->vaddr >= t->image.relro_start && s->vaddr < t->image.relro_end;
-        if (relro && mprotect((void *) start, (size_t) page, PROT_READ | PROT_WRITE) != 0)
+        if (cx_pip_got_write((void **) (lm->l_addr + s->vaddr), hook_fns[s->hook],
+                             lm->l_addr + t->image.relro_start, lm->l_addr + t->image.relro_end))
             return cx_pip_fail(err, errlen, "%s: mprotect of its GOT failed: %s", t->path,
-                        strerror(errno));
-        *slot = hook_fns[s->hook];
-        if (relro)
-            mprotect((void *) start, (size_t) page, PROT_READ);
+                               strerror(errno));
     }
     return 0;
 }
