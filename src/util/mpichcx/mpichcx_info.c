@@ -21,9 +21,39 @@ int MPIDI_CX_mt_is_active(void);
 const char *MPIDI_CX_mt_describe(void);
 #endif
 
+#ifdef MPIDIG_CX_DEFAULT_MATCHING
+/* MPIDIG's constant-time matching (src/mpid/ch4/src/cx_recvq.c) */
+int MPIDIG_cx_matching_is_active(void);
+const char *MPIDIG_cx_matching_describe(void);
+#endif
+
+#ifdef MPICH_CX_HAVE_PIP
+/* PiP: this rank is a task of mpich-cx-piphost (src/pm/pip), which says so
+ * in its environment */
+static int pip_is_active(void)
+{
+    return getenv("MPICH_CX_PIP_TASK") != NULL;
+}
+
+static const char *pip_describe(void)
+{
+    static char buf[64];
+    const char *n = getenv("MPICH_CX_PIP_NTASKS");
+    snprintf(buf, sizeof(buf), "task %s of %s in this process", getenv("MPICH_CX_PIP_TASK"),
+             n ? n : "?");
+    return buf;
+}
+#endif
+
 static const MPIR_CX_extension_t cx_extensions[] = {
 #ifdef MPIDI_CX_DEFAULT_MT
     {"thread-safety", MPIDI_CX_mt_is_active, MPIDI_CX_mt_describe},
+#endif
+#ifdef MPIDIG_CX_DEFAULT_MATCHING
+    {"matching", MPIDIG_cx_matching_is_active, MPIDIG_cx_matching_describe},
+#endif
+#ifdef MPICH_CX_HAVE_PIP
+    {"pip", pip_is_active, pip_describe},
 #endif
     {NULL, NULL, NULL}  /* sentinel: keeps the array non-empty */
 };

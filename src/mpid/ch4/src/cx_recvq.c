@@ -87,6 +87,22 @@ int MPIDIG_cx_recvq_init(void)
     goto fn_exit;
 }
 
+/* MPI_Get_library_version's extensions line (src/util/mpichcx) */
+int MPIDIG_cx_matching_is_active(void)
+{
+    return MPIDIG_CX_MATCHER(0) != NULL;
+}
+
+const char *MPIDIG_cx_matching_describe(void)
+{
+    static char buf[64];
+    if (MPIR_CVAR_CH4_MATCHING_LIST_MAX)
+        snprintf(buf, sizeof(buf), "hash, lists up to %d", MPIR_CVAR_CH4_MATCHING_LIST_MAX);
+    else
+        snprintf(buf, sizeof(buf), "hash");
+    return buf;
+}
+
 void MPIDIG_cx_recvq_finalize(void)
 {
     for (int vci = 0; vci < MPIDI_CH4_MAX_VCIS; vci++) {
