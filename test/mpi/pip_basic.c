@@ -12,10 +12,14 @@
  *   each rank prints one line (for the -l labels test);
  *   3. argv `exit N`: after MPI_Finalize, rank 1 exits with code N (the
  *      others with 0), to check per-rank exit codes reach mpiexec;
- *      `crash`: rank 1 dereferences NULL after MPI_Init.
+ *      `crash`: rank 1 dereferences NULL after MPI_Init; `abort`: rank 1
+ *      calls MPI_Abort(MPI_COMM_WORLD, 7).
+ * Each rank's line ends with the CPUs it may run on (for -bind-to).
  * Without -pip (no MPICH_CX_PIP_TASK) it says so and fails.
  */
+#define _GNU_SOURCE
 #include "mpitest.h"
+#include <sched.h>
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -34,6 +38,8 @@ int main(int argc, char **argv)
         volatile int *p = NULL;
         *p = 1;
     }
+    if (argc > 1 && !strcmp(argv[1], "abort") && rank == 1)
+        MPI_Abort(MPI_COMM_WORLD, 7);
     MT_CHECK(getenv("MPICH_CX_PIP_TASK") != NULL, "rank %d is not a PiP task (run with -pip)",
              rank);
 
@@ -77,8 +83,14 @@ int main(int argc, char **argv)
                  peer, next);
     }
     const char *task = getenv("MPICH_CX_PIP_TASK");
-    printf("rank %d: task %s of a host with %d ranks, read rank %d's buffer in place\n", rank,
-           task ? task : "(none)", in_host, next);
+    char cpus[256] = "";
+    cpu_set_t set;
+    sched_getaffinity(0, sizeof(set), &set);
+    for (int i = 0, n = 0; i < CPU_SETSIZE && n < (int) sizeof(cpus) - 8; i++)
+        if (CPU_ISSET(i, &set))
+            n += snprintf(cpus + n, sizeof(cpus) - n, " %d", i);
+    printf("rank %d: task %s of a host with %d ranks, read rank %d's buffer in place; cpus:%s\n",
+           rank, task ? task : "(none)", in_host, next, cpus);
     fflush(stdout);
     free(pids);
     free(task_pids);
