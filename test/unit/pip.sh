@@ -53,6 +53,10 @@ pip_test status-fd '
     rc=0; $H --status-fd 3 $P return 0 : $P return 5 3>$d/status || rc=$?; cat $d/status
     [ $rc = 5 ] && grep -qx "0 exit 0" $d/status && grep -qx "1 exit 5" $d/status'
 
+pip_test ctype-in-task '
+    out=$($H $P ctype a1b22 : $P ctype 345); echo "$out"
+    grep -qx "task 0: 3 digits, Q" <<<"$out" && grep -qx "task 1: 3 digits, Q" <<<"$out"'
+
 pip_test environment '
     out=$(FOO=host GLIBC_TUNABLES= $H --env FOO=task $P env FOO : $P env FOO : \
           $P env GLIBC_TUNABLES : $P env MPICH_CX_PIP_TASK); echo "$out"

@@ -222,6 +222,7 @@ int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
     t->ns_fflush = (int (*)(FILE *)) dlsym(t->handle, "fflush");
     t->ns_fclose = (int (*)(FILE *)) dlsym(t->handle, "fclose");
     t->ns_cxa_finalize = (void (*)(void *)) dlsym(t->handle, "__cxa_finalize");
+    t->ns_ctype_init = (void (*)(void)) dlsym(t->handle, "__ctype_init");
     char ***ns_environ = (char ***) dlsym(t->handle, "environ");
     if (!t->main) {
         cx_pip_fail(err, errlen, "%s: does not export 'main' (linked without -rdynamic); rebuild it "
@@ -277,6 +278,12 @@ static void *task_thread(void *arg)
     cx_pip_task_t *t = arg;
     current_task = t;
     __atomic_store_n(&t->vpid, (pid_t) gettid(), __ATOMIC_RELEASE);
+    /* The host's C library started this thread, so only its own per-thread
+     * ctype tables are set; without the namespace's, isdigit() and friends
+     * in the task dereference NULL.  (Threads the task creates get them
+     * from its own C library.) */
+    if (t->ns_ctype_init)
+        t->ns_ctype_init();
     if (!setjmp(t->end)) {
         int argc = 0;
         while (t->argv[argc])

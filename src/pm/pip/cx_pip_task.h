@@ -58,6 +58,7 @@ typedef struct cx_pip_task {
     dev_t own_dev[4];
     ino_t own_ino[4];
     void (*ns_cxa_finalize)(void *);
+    void (*ns_ctype_init)(void);        /* the namespace libc's per-thread ctype set-up */
     pthread_t thread;
     pid_t vpid;                 /* what the task's getpid() returns (its thread id) */
     jmp_buf end;

@@ -35,12 +35,20 @@ static int pip_is_active(void)
     return getenv("MPICH_CX_PIP_TASK") != NULL;
 }
 
+#if defined(MPIDIG_CX_DEFAULT_MATCHING) && !defined(MPIDI_CH4_DIRECT_NETMOD)
+/* CH4's PiP single-copy IPC type (src/mpid/ch4/shm/ipc/pip) */
+const char *MPIDI_CX_PIP_describe(void);
+#define PIP_SINGLE_COPY() MPIDI_CX_PIP_describe()
+#else
+#define PIP_SINGLE_COPY() "single copy not built"
+#endif
+
 static const char *pip_describe(void)
 {
-    static char buf[64];
+    static char buf[160];
     const char *n = getenv("MPICH_CX_PIP_NTASKS");
-    snprintf(buf, sizeof(buf), "task %s of %s in this process", getenv("MPICH_CX_PIP_TASK"),
-             n ? n : "?");
+    snprintf(buf, sizeof(buf), "task %s of %s in this process, %s", getenv("MPICH_CX_PIP_TASK"),
+             n ? n : "?", PIP_SINGLE_COPY());
     return buf;
 }
 #endif

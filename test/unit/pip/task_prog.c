@@ -17,6 +17,7 @@
  *   pid                  print getpid(), from main and from a thread it starts
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -85,6 +86,14 @@ int main(int argc, char **argv)
         pause_ms(200);
         printf("task %d: still running after the others\n", my_index());
         exit(atoi(arg));
+    }
+    if (!strcmp(what, "ctype")) {
+        /* the C library's per-thread character tables (isdigit, toupper) */
+        int digits = 0;
+        for (const char *c = arg; *c; c++)
+            digits += isdigit((unsigned char) *c) != 0;
+        printf("task %d: %d digits, %c\n", my_index(), digits, toupper('q'));
+        return 0;
     }
     if (!strcmp(what, "env")) {
         const char *v = getenv(arg);

@@ -1,0 +1,144 @@
+/*
+ * MPICH-CX: PiP single-copy transfers: which local ranks share this
+ * process's address space, the threshold, and the MPI_T pvars.
+ */
+#include "mpidimpl.h"
+#include "pip_post.h"
+#include "mpidu_init_shm.h"
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+MPIDI_CX_PIP_global_t MPIDI_CX_PIP_global = { .threshold = SIZE_MAX };
+
+static void register_pvars(void);
+
+/* This address space's token, or zeros if it cannot be told apart.  The
+ * raw syscall, because PiP gives every task its own getpid(). */
+static MPIDI_CX_PIP_space_t my_space(void)
+{
+    MPIDI_CX_PIP_space_t s = { 0, 0 };
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) == 0) {
+        s.tgid = (uint64_t) syscall(SYS_getpid);
+        s.pidns = (uint64_t) st.st_ino;
+    }
+    return s;
+}
+
+/* Before the world exists: the CVARs and the pvars. */
+int MPIDI_CX_PIP_init_local(void)
+{
+    register_pvars();
+    MPIDI_CX_PIP_global.threshold = SIZE_MAX;
+    if (MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD < 0) {
+        char val[32];
+        snprintf(val, sizeof(val), "%d", MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD);
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s", val,
+                                    "MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD",
+                                    "a message size in bytes, 0 or more");
+    }
+    return MPI_SUCCESS;
+}
+
+/* Collective over the node's ranks once MPIDU_Init_shm is up: everyone
+ * publishes its token, and each rank notes the peers with its own. */
+int MPIDI_CX_PIP_init_world(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_CX_PIP_global_t *g = &MPIDI_CX_PIP_global;
+
+    g->threshold = SIZE_MAX;
+    g->n_peers = 0;
+    g->same_space = NULL;
+    g->world_size = MPIR_Process.size;
+    g->space = (MPIDI_CX_PIP_space_t) { 0, 0 };
+    if (MPIR_CVAR_CH4_IPC_PIP_ENABLE)
+        g->space = my_space();
+
+    /* Every local rank takes part in the exchange, enabled or not; the
+     * first barrier keeps slower ranks' earlier gets from seeing our put. */
+    mpi_errno = MPIDU_Init_shm_barrier();
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDU_Init_shm_put(&g->space, sizeof(g->space));
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDU_Init_shm_barrier();
+    MPIR_ERR_CHECK(mpi_errno);
+    for (int i = 0; i < MPIR_Process.local_size; i++) {
+        MPIDI_CX_PIP_space_t peer;
+        if (i == MPIR_Process.local_rank)
+            continue;
+        mpi_errno = MPIDU_Init_shm_get(i, sizeof(peer), &peer);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (!MPIDI_CX_PIP_is_my_space(&peer))
+            continue;
+        if (!g->same_space) {
+            g->same_space = MPL_calloc(g->world_size, 1, MPL_MEM_SHM);
+            MPIR_ERR_CHKANDJUMP(!g->same_space, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        }
+        g->same_space[MPIR_Process.node_local_map[i]] = 1;
+        g->n_peers++;
+    }
+    mpi_errno = MPIDU_Init_shm_barrier();
+    MPIR_ERR_CHECK(mpi_errno);
+    if (g->n_peers)
+        g->threshold = (size_t) MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_CX_PIP_finalize(void)
+{
+    MPL_free(MPIDI_CX_PIP_global.same_space);
+    MPIDI_CX_PIP_global.same_space = NULL;
+    MPIDI_CX_PIP_global.n_peers = 0;
+    MPIDI_CX_PIP_global.threshold = SIZE_MAX;
+    return MPI_SUCCESS;
+}
+
+/* For the extensions line of MPI_Get_library_version. */
+const char *MPIDI_CX_PIP_describe(void)
+{
+    static char buf[96];
+    if (!MPIDI_CX_PIP_global.n_peers)
+        return MPIR_CVAR_CH4_IPC_PIP_ENABLE ? "single copy: no peer task" : "single copy off";
+    snprintf(buf, sizeof(buf), "single copy from %zu bytes with %d peer tasks",
+             MPIDI_CX_PIP_global.threshold, MPIDI_CX_PIP_global.n_peers);
+    return buf;
+}
+
+#define PIP_PVAR_GETTER(name_, field_) \
+    static void name_(void *addr, void *obj, int count, void *buf) \
+    { *(unsigned long long *) buf = __atomic_load_n(&MPIDI_CX_PIP_global.field_, __ATOMIC_RELAXED); }
+PIP_PVAR_GETTER(get_copies, copies)
+PIP_PVAR_GETTER(get_bytes, bytes)
+PIP_PVAR_GETTER(get_windows, windows)
+
+static void register_pvars(void)
+{
+    static int registered;
+    static const struct {
+        const char *name;
+        void (*get) (void *, void *, int, void *);
+        const char *desc;
+    } pvars[] = {
+        {"cx_pip_copies", get_copies,
+         "PiP: messages this rank received by copying from the sender's buffer"},
+        {"cx_pip_copy_bytes", get_bytes,
+         "PiP: bytes this rank received by copying from the sender's buffer"},
+        {"cx_pip_windows", get_windows,
+         "PiP: MPI_Win_create windows whose local peers' memory this rank accesses directly"},
+    };
+    if (registered++)
+        return;
+    for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
+        MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, pvars[i].name,
+                                  NULL, 1, MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC,
+                                  MPI_T_BIND_NO_OBJECT,
+                                  MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                                  pvars[i].get, NULL, "CH4_CX_PIP", pvars[i].desc);
+}

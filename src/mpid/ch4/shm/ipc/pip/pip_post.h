@@ -1,0 +1,104 @@
+/*
+ * MPICH-CX: PiP single-copy transfers (see pip_init.c for the set-up).
+ *
+ * Local ranks that are PiP tasks of one hosting process share its address
+ * space.  For a message of at least MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD bytes
+ * between two of them the sender passes its buffer's address in the IPC
+ * rendezvous header, the receiver copies straight from it once matched and
+ * acknowledges, and the send completes: one copy instead of the POSIX path's
+ * two.  Windows made by MPI_Win_create are reached directly the same way.
+ */
+#ifndef CX_PIP_POST_H_INCLUDED
+#define CX_PIP_POST_H_INCLUDED
+
+#include "ch4_impl.h"
+#include "ipc_types.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories :
+    - name : CH4_CX_PIP
+      description : MPICH-CX PiP single-copy transfers
+
+cvars:
+    - name        : MPIR_CVAR_CH4_IPC_PIP_ENABLE
+      category    : CH4_CX_PIP
+      type        : int
+      default     : 1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Under mpiexec -pip: 1 lets local ranks that are tasks of one process
+        copy messages of at least MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD bytes
+        directly from the sender's buffer and access MPI_Win_create windows
+        directly; 0 keeps the POSIX shared-memory path. No effect on ranks
+        that are ordinary processes.
+
+    - name        : MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD
+      category    : CH4_CX_PIP
+      type        : int
+      default     : 16384
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Under mpiexec -pip: point-to-point messages of at least this many
+        bytes between tasks of one process take the single-copy path (the
+        receiver copies from the sender's buffer); smaller ones the POSIX
+        eager path. 0 sends every message by single copy.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+typedef struct {
+    size_t threshold;           /* MPIR_AINT_MAX while inactive */
+    uint8_t *same_space;        /* by world rank: 1 if that rank is a task of this process */
+    int world_size;
+    int n_peers;                /* local ranks other than this one in this process */
+    MPIDI_CX_PIP_space_t space; /* zero while inactive */
+    unsigned long long copies;  /* single-copy receives, bytes copied, */
+    unsigned long long bytes;   /* windows with directly accessed peers */
+    unsigned long long windows;
+} MPIDI_CX_PIP_global_t;
+
+extern MPIDI_CX_PIP_global_t MPIDI_CX_PIP_global;
+
+int MPIDI_CX_PIP_init_local(void);
+int MPIDI_CX_PIP_init_world(void);
+int MPIDI_CX_PIP_finalize(void);
+const char *MPIDI_CX_PIP_describe(void);
+
+/* Whether a rank published this space token at window creation. */
+MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_PIP_is_my_space(const MPIDI_CX_PIP_space_t * s)
+{
+    return MPIDI_CX_PIP_global.space.tgid != 0 &&
+        s->tgid == MPIDI_CX_PIP_global.space.tgid && s->pidns == MPIDI_CX_PIP_global.space.pidns;
+}
+
+/* Sender side: the PiP handle for a send of data_sz bytes at vaddr to rank,
+ * or MPIDI_IPCI_TYPE__NONE (too small, MPI_BOTTOM, or another process). */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_PIP_get_ipc_attr(const void *vaddr, uintptr_t data_sz,
+                                                        int rank, MPIR_Comm * comm,
+                                                        MPIDI_IPCI_ipc_attr_t * ipc_attr)
+{
+    if (data_sz >= MPIDI_CX_PIP_global.threshold && vaddr != MPI_BOTTOM) {
+        int lpid = MPIDIU_rank_to_lpid(rank, comm);
+        if (lpid >= 0 && lpid < MPIDI_CX_PIP_global.world_size &&
+            MPIDI_CX_PIP_global.same_space[lpid]) {
+            ipc_attr->ipc_type = MPIDI_IPCI_TYPE__CX_PIP;
+            ipc_attr->ipc_handle.cx_pip.addr = (uintptr_t) vaddr;
+            ipc_attr->threshold.send_lmt_sz = MPIDI_CX_PIP_global.threshold;
+        }
+    }
+}
+
+/* Receiver side, after the copy. Counters may be bumped from several VCIs. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_PIP_count_copy(size_t bytes)
+{
+    __atomic_fetch_add(&MPIDI_CX_PIP_global.copies, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&MPIDI_CX_PIP_global.bytes, bytes, __ATOMIC_RELAXED);
+}
+
+#endif /* CX_PIP_POST_H_INCLUDED */

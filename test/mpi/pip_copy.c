@@ -1,0 +1,355 @@
+/*
+ * PiP single-copy transfers (README "PiP", src/mpid/ch4/shm/ipc/pip).
+ * Ranks pair up (r, r^1).  Each rank learns which ranks are tasks of its own
+ * process from the kernel's process id (syscall, not the per-task getpid)
+ * and from that, and MPIR_CVAR_CH4_IPC_PIP_ENABLE, works out how many
+ * messages and bytes it must have received by single copy (those of at
+ * least MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD bytes from a peer of its
+ * process); at the end the pvars cx_pip_copies and cx_pip_copy_bytes must
+ * have grown by exactly that much.  Without -pip, or disabled, that is 0.
+ *   p2p: contiguous sizes around the threshold up to 4 MiB; vector sender
+ *     and vector receiver; truncation (MPI_ERR_TRUNCATE, nothing written
+ *     past the buffer, a single copy copies what fits, both sides go on); MPI_ANY_SOURCE; the unexpected path;
+ *     MPI_Ssend; eight messages in flight received in reverse order; the
+ *     sender reusing its buffer right after MPI_Wait;
+ *   rma: MPI_Win_create on malloc'd memory: Put, Get, Accumulate under
+ *     fence, Fetch_and_op, Compare_and_swap and a 1 MiB Put under
+ *     passive-target locks; cx_pip_windows grows by 1 when every rank of
+ *     the node is a task of this process.
+ */
+#define _GNU_SOURCE
+#include "mpitest.h"
+#include <stdint.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+static int rank, size, peer = -1;
+static int peer_same;           /* the peer is a task of this process */
+static long threshold = 16384;
+static int enabled = 1;
+static long long want_copies, want_bytes;
+
+/* A message of n bytes this rank received from src. */
+static void received(int src_same, long n)
+{
+    if (enabled && src_same && n >= threshold) {
+        want_copies++;
+        want_bytes += n;
+    }
+}
+
+static void fill(unsigned char *b, long n, int seed)
+{
+    for (long i = 0; i < n; i++)
+        b[i] = (unsigned char) (i * 7 + seed);
+}
+
+static long bad_bytes(const unsigned char *b, long n, int seed)
+{
+    for (long i = 0; i < n; i++)
+        if (b[i] != (unsigned char) (i * 7 + seed))
+            return i;
+    return -1;
+}
+
+/* rank with the lower number of the pair sends first, then the other */
+static void exchange(long n, int tag)
+{
+    unsigned char *s = malloc(n ? n : 1), *r = malloc(n ? n : 1);
+    fill(s, n, rank + tag);
+    memset(r, 0, n);
+    for (int turn = 0; turn < 2; turn++) {
+        int sender = (turn == 0) == (rank < peer);
+        if (sender) {
+            MPI_Send(s, (int) n, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
+        } else {
+            MPI_Status st;
+            int count;
+            MPI_Recv(r, (int) n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st);
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            MT_CHECK(count == n, "size %ld: count %d", n, count);
+            long bad = bad_bytes(r, n, peer + tag);
+            MT_CHECK(bad < 0, "size %ld: byte %ld wrong", n, bad);
+            received(peer_same, n);
+        }
+    }
+    free(s);
+    free(r);
+}
+
+static void test_noncontig(void)
+{
+    /* 4096 blocks of 16 bytes every 32 bytes: 64 KiB of data */
+    enum { BLOCKS = 4096, BLEN = 16, STRIDE = 32 };
+    MPI_Datatype vec;
+    MPI_Type_vector(BLOCKS, BLEN, STRIDE, MPI_BYTE, &vec);
+    MPI_Type_commit(&vec);
+    unsigned char *sparse = malloc(BLOCKS * STRIDE), *dense = malloc(BLOCKS * BLEN);
+    for (int dir = 0; dir < 2; dir++) {
+        /* dir 0: the lower rank sends the vector, the other receives it dense;
+         * dir 1: dense sent into a vector receive */
+        int sender = (dir == 0) == (rank < peer);
+        memset(sparse, 0xee, BLOCKS * STRIDE);
+        memset(dense, 0, BLOCKS * BLEN);
+        if (sender) {
+            for (int b = 0; b < BLOCKS; b++)
+                for (int i = 0; i < BLEN; i++) {
+                    unsigned char v = (unsigned char) (b * 3 + i + dir);
+                    sparse[b * STRIDE + i] = v;
+                    dense[b * BLEN + i] = v;
+                }
+            if (dir == 0)
+                MPI_Send(sparse, 1, vec, peer, 20, MPI_COMM_WORLD);
+            else
+                MPI_Send(dense, BLOCKS * BLEN, MPI_BYTE, peer, 21, MPI_COMM_WORLD);
+        } else {
+            int errs = 0;
+            if (dir == 0) {
+                MPI_Recv(dense, BLOCKS * BLEN, MPI_BYTE, peer, 20, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                for (int b = 0; b < BLOCKS; b++)
+                    for (int i = 0; i < BLEN; i++)
+                        errs += dense[b * BLEN + i] != (unsigned char) (b * 3 + i + dir);
+            } else {
+                MPI_Recv(sparse, 1, vec, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                for (int b = 0; b < BLOCKS; b++)
+                    for (int i = 0; i < STRIDE; i++)
+                        errs += sparse[b * STRIDE + i] !=
+                            (i < BLEN ? (unsigned char) (b * 3 + i + dir) : 0xee);
+            }
+            MT_CHECK(errs == 0, "noncontiguous direction %d: %d bytes wrong", dir, errs);
+            received(peer_same, BLOCKS * BLEN);
+        }
+    }
+    free(sparse);
+    free(dense);
+    MPI_Type_free(&vec);
+}
+
+static void test_truncation(void)
+{
+    long n = 256 * 1024, fits = 100 * 1000;
+    unsigned char *b = malloc(n);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (rank < peer) {
+        fill(b, n, 5);
+        MPI_Send(b, (int) n, MPI_BYTE, peer, 30, MPI_COMM_WORLD);
+    } else {
+        MPI_Status st;
+        memset(b, 0, n);
+        long long before = mt_pvar_read("cx_pip_copies");
+        int err = MPI_Recv(b, (int) fits, MPI_BYTE, peer, 30, MPI_COMM_WORLD, &st);
+        int cls = -1;
+        MPI_Error_class(err, &cls);
+        MT_CHECK(cls == MPI_ERR_TRUNCATE, "truncated receive returned class %d", cls);
+        MT_CHECK(b[fits] == 0, "truncated receive wrote past its buffer");
+        received(peer_same, fits);
+        /* MPI leaves the buffer undefined; the single copy fills what fits */
+        if (mt_pvar_read("cx_pip_copies") > before)
+            MT_CHECK(bad_bytes(b, fits, 5) < 0, "truncated single copy: the part that fits is wrong");
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    exchange(64 * 1024, 31);    /* both sides go on */
+    free(b);
+}
+
+static void test_any_source_unexpected_ssend(void)
+{
+    long n = 1 << 20;
+    unsigned char *b = malloc(n);
+    MPI_Request req;
+    /* ANY_SOURCE, posted first */
+    if (rank < peer) {
+        MPI_Irecv(b, (int) n, MPI_BYTE, MPI_ANY_SOURCE, 40, MPI_COMM_WORLD, &req);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Status st;
+        MPI_Wait(&req, &st);
+        MT_CHECK(st.MPI_SOURCE == peer && bad_bytes(b, n, 40) < 0, "ANY_SOURCE receive wrong");
+        received(peer_same, n);
+    } else {
+        fill(b, n, 40);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Send(b, (int) n, MPI_BYTE, rank ^ 1, 40, MPI_COMM_WORLD);
+    }
+    /* unexpected: the send's header arrives before the receive is posted */
+    if (rank < peer) {
+        fill(b, n, 41);
+        MPI_Isend(b, (int) n, MPI_BYTE, peer, 41, MPI_COMM_WORLD, &req);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        fill(b, n, 99);         /* reuse right away: the peer must have its copy */
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+        int flag = 0;
+        while (!flag)
+            MPI_Iprobe(peer, 41, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        memset(b, 0, n);
+        MPI_Recv(b, (int) n, MPI_BYTE, MPI_ANY_SOURCE, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MT_CHECK(bad_bytes(b, n, 41) < 0, "unexpected-path receive wrong");
+        received(peer_same, n);
+    }
+    /* synchronous: correct whatever path it takes (counted if single copy) */
+    long copies_before = mt_pvar_read("cx_pip_copies");
+    if (rank < peer) {
+        fill(b, n, 42);
+        MPI_Ssend(b, (int) n, MPI_BYTE, peer, 42, MPI_COMM_WORLD);
+    } else {
+        memset(b, 0, n);
+        MPI_Recv(b, (int) n, MPI_BYTE, peer, 42, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MT_CHECK(bad_bytes(b, n, 42) < 0, "MPI_Ssend receive wrong");
+        long copied = mt_pvar_read("cx_pip_copies") - copies_before;
+        want_copies += copied;
+        want_bytes += copied * n;
+    }
+    free(b);
+}
+
+static void test_in_flight(void)
+{
+    enum { K = 8 };
+    long n = 256 * 1024;
+    unsigned char *b[K];
+    MPI_Request req[K];
+    for (int k = 0; k < K; k++)
+        b[k] = malloc(n);
+    if (rank < peer) {
+        for (int k = 0; k < K; k++) {
+            fill(b[k], n, 50 + k);
+            MPI_Isend(b[k], (int) n, MPI_BYTE, peer, 50 + k, MPI_COMM_WORLD, &req[k]);
+        }
+    } else {
+        for (int k = K - 1; k >= 0; k--)
+            MPI_Irecv(b[k], (int) n, MPI_BYTE, peer, 50 + k, MPI_COMM_WORLD, &req[K - 1 - k]);
+    }
+    MPI_Waitall(K, req, MPI_STATUSES_IGNORE);
+    if (rank > peer)
+        for (int k = 0; k < K; k++) {
+            MT_CHECK(bad_bytes(b[k], n, 50 + k) < 0, "in-flight message %d wrong", k);
+            received(peer_same, n);
+        }
+    for (int k = 0; k < K; k++)
+        free(b[k]);
+}
+
+static void test_rma(int node_all_same)
+{
+    enum { N = 1 << 18 };       /* 1 MiB of int */
+    long long windows_before = mt_pvar_read("cx_pip_windows");
+    int *mem = malloc(N * sizeof(int)), *src = malloc(N * sizeof(int));
+    for (int i = 0; i < N; i++)
+        mem[i] = -1;
+    MPI_Win win;
+    MPI_Win_create(mem, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    long long windows = mt_pvar_read("cx_pip_windows") - windows_before;
+    MT_CHECK(windows == (enabled && node_all_same && size > 1),
+             "cx_pip_windows grew by %lld (node in one process: %d)", windows, node_all_same);
+
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, got = 0;
+    MPI_Win_fence(0, win);
+    MPI_Put(&rank, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+    MPI_Accumulate(&rank, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    MT_CHECK(mem[0] == left, "fence Put: %d, not %d", mem[0], left);
+    if (rank == 0)
+        MT_CHECK(mem[1] == -1 + size * (size - 1) / 2, "fence Accumulate: %d", mem[1]);
+    MPI_Get(&got, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    MT_CHECK(got == rank, "fence Get: %d, not %d", got, rank);
+
+    /* passive target: atomics on rank 0, then a 1 MiB Put to the right */
+    int one = 1, old = 0, cmp, newv;
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    MPI_Fetch_and_op(&one, &old, MPI_INT, 0, 2, MPI_SUM, win);
+    MPI_Win_unlock(0, win);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    cmp = -1;
+    newv = 1000 + rank;
+    MPI_Compare_and_swap(&newv, &cmp, &old, MPI_INT, 0, 3, win);
+    MPI_Win_unlock(0, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+        MT_CHECK(mem[2] == -1 + size, "Fetch_and_op total %d, not %d", mem[2], size - 1);
+        MT_CHECK(mem[3] >= 1000 && mem[3] < 1000 + size, "Compare_and_swap left %d", mem[3]);
+        MPI_Win_unlock(0, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < N; i++)
+        src[i] = rank * 7 + i;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
+    MPI_Put(src, N, MPI_INT, right, 0, N, MPI_INT, win);
+    MPI_Win_unlock(right, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+    int errs = 0;
+    for (int i = 0; i < N; i++)
+        errs += mem[i] != left * 7 + i;
+    MPI_Win_unlock(rank, win);
+    MT_CHECK(errs == 0, "1 MiB passive Put: %d ints wrong", errs);
+    MPI_Win_free(&win);
+    free(mem);
+    free(src);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *e = getenv("MPIR_CVAR_CH4_IPC_PIP_ENABLE");
+    if (e)
+        enabled = atoi(e);
+    e = getenv("MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD");
+    if (e)
+        threshold = atol(e);
+
+    /* who shares this address space: the kernel's process id */
+    int tgid = (int) syscall(SYS_getpid), *tgids = malloc(size * sizeof(int));
+    MPI_Allgather(&tgid, 1, MPI_INT, tgids, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int node_same = 1, node_size, *node_tgids;
+    MPI_Comm_size(node, &node_size);
+    node_tgids = malloc(node_size * sizeof(int));
+    MPI_Allgather(&tgid, 1, MPI_INT, node_tgids, 1, MPI_INT, node);
+    for (int i = 0; i < node_size; i++)
+        node_same &= node_tgids[i] == tgid;
+    long long copies0 = mt_pvar_read("cx_pip_copies"), bytes0 = mt_pvar_read("cx_pip_copy_bytes");
+    MT_CHECK(copies0 >= 0 && bytes0 >= 0, "the pvars cx_pip_copies/cx_pip_copy_bytes are missing");
+
+    if ((rank ^ 1) < size) {
+        peer = rank ^ 1;
+        peer_same = tgids[peer] == tgid;
+    }
+    /* every rank takes part in the collectives inside the tests */
+    long sizes[] = { 0, 1000, threshold - 1, threshold, 64 * 1024, 1 << 20, 4 << 20 };
+    if (peer >= 0) {
+        for (int i = 0; i < (int) (sizeof(sizes) / sizeof(sizes[0])); i++)
+            if (sizes[i] >= 0)
+                exchange(sizes[i], i);
+        test_noncontig();
+        test_truncation();
+    }
+    if (size % 2 == 0) {
+        test_any_source_unexpected_ssend();
+        test_in_flight();
+    }
+    long long copies = mt_pvar_read("cx_pip_copies") - copies0;
+    long long bytes = mt_pvar_read("cx_pip_copy_bytes") - bytes0;
+    MT_CHECK(copies == want_copies && bytes == want_bytes,
+             "single copies: %lld messages, %lld bytes; expected %lld, %lld (peer %d %s)",
+             copies, bytes, want_copies, want_bytes, peer,
+             peer_same ? "in this process" : "in another process");
+    test_rma(node_same);
+
+    int errs = mt_errors, all;
+    MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("single copies on rank 0: %lld (%lld bytes)\n", copies, bytes);
+        if (all == 0)
+            printf("No Errors\n");
+    }
+    MPI_Comm_free(&node);
+    MPI_Finalize();
+    return all != 0;
+}
