@@ -343,7 +343,7 @@ int main(int argc, char **argv)
     test_rma(node_same);
 
     int errs = mt_errors, all;
-    MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("single copies on rank 0: %lld (%lld bytes)\n", copies, bytes);
         if (all == 0)
