@@ -44,6 +44,22 @@ class ParseTest(unittest.TestCase):
             compare.expected_library_check("baseline", lib)
         with self.assertRaises(compare.CompareError):
             compare.expected_library_check("cx", ["MPICH Version:\t4.0.2"])
+        compare.expected_library_check("ompi", ["Open MPI v4.1.4, package: Debian OpenMPI"])
+        with self.assertRaises(compare.CompareError):
+            compare.expected_library_check("ompi", ["MPICH Version:\t4.0.2"])
+
+    def test_open_mpi_prefix(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "bin"))
+            self.assertFalse(compare.is_open_mpi(d))
+            self.assertEqual(compare.mpi_tool(d, "mpicc"), os.path.join(d, "bin", "mpicc"))
+            for tool in ("ompi_info", "mpicc.openmpi"):
+                path = os.path.join(d, "bin", tool)
+                open(path, "w").close()
+                os.chmod(path, 0o755)
+            self.assertTrue(compare.is_open_mpi(d))
+            self.assertEqual(compare.mpi_tool(d, "mpicc"), os.path.join(d, "bin", "mpicc.openmpi"))
+            self.assertEqual(compare.mpi_tool(d, "mpiexec"), os.path.join(d, "bin", "mpiexec"))
 
 
 class AggregateTest(unittest.TestCase):
