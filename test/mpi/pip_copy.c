@@ -12,10 +12,11 @@
  *     past the buffer, a single copy copies what fits, both sides go on); MPI_ANY_SOURCE; the unexpected path;
  *     MPI_Ssend; eight messages in flight received in reverse order; the
  *     sender reusing its buffer right after MPI_Wait;
- *   rma: MPI_Win_create on malloc'd memory: Put, Get, Accumulate under
- *     fence, Fetch_and_op, Compare_and_swap and a 1 MiB Put under
- *     passive-target locks; cx_pip_windows grows by 1 when every rank of
- *     the node is a task of this process.
+ *   rma: MPI_Win_create on malloc'd memory, then a dynamic window with the
+ *     same memory attached: Put, Get, Accumulate under fence, Fetch_and_op,
+ *     Compare_and_swap and a 1 MiB Put under passive-target locks;
+ *     cx_pip_windows grows by 1 for each when every rank of the node is a
+ *     task of this process.
  */
 #define _GNU_SOURCE
 #include "mpitest.h"
@@ -231,7 +232,15 @@ static void test_in_flight(void)
         free(b[k]);
 }
 
-static void test_rma(int node_all_same)
+/* Window displacements of element i at target t: indices for a created
+ * window (displacement unit sizeof(int)), addresses for a dynamic one. */
+static MPI_Aint *dyn_addr;
+static MPI_Aint disp(int t, int i)
+{
+    return dyn_addr ? dyn_addr[t] + (MPI_Aint) i * (MPI_Aint) sizeof(int) : i;
+}
+
+static void test_rma(int node_all_same, int dynamic)
 {
     enum { N = 1 << 18 };       /* 1 MiB of int */
     long long windows_before = mt_pvar_read("cx_pip_windows");
@@ -239,45 +248,58 @@ static void test_rma(int node_all_same)
     for (int i = 0; i < N; i++)
         mem[i] = -1;
     MPI_Win win;
-    MPI_Win_create(mem, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    if (dynamic) {
+        MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        MPI_Win_attach(win, mem, N * sizeof(int));
+        MPI_Aint mine;
+        MPI_Get_address(mem, &mine);
+        dyn_addr = malloc(size * sizeof(MPI_Aint));
+        MPI_Allgather(&mine, 1, MPI_AINT, dyn_addr, 1, MPI_AINT, MPI_COMM_WORLD);
+    } else {
+        MPI_Win_create(mem, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    }
+    const char *what = dynamic ? "dynamic window" : "MPI_Win_create window";
     long long windows = mt_pvar_read("cx_pip_windows") - windows_before;
     MT_CHECK(windows == (enabled && node_all_same && size > 1),
-             "cx_pip_windows grew by %lld (node in one process: %d)", windows, node_all_same);
+             "%s: cx_pip_windows grew by %lld (node in one process: %d)", what, windows,
+             node_all_same);
 
     int right = (rank + 1) % size, left = (rank + size - 1) % size, got = 0;
     MPI_Win_fence(0, win);
-    MPI_Put(&rank, 1, MPI_INT, right, 0, 1, MPI_INT, win);
-    MPI_Accumulate(&rank, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, win);
+    MPI_Put(&rank, 1, MPI_INT, right, disp(right, 0), 1, MPI_INT, win);
+    MPI_Accumulate(&rank, 1, MPI_INT, 0, disp(0, 1), 1, MPI_INT, MPI_SUM, win);
     MPI_Win_fence(0, win);
-    MT_CHECK(mem[0] == left, "fence Put: %d, not %d", mem[0], left);
+    MT_CHECK(mem[0] == left, "%s: fence Put: %d, not %d", what, mem[0], left);
     if (rank == 0)
-        MT_CHECK(mem[1] == -1 + size * (size - 1) / 2, "fence Accumulate: %d", mem[1]);
-    MPI_Get(&got, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+        MT_CHECK(mem[1] == -1 + size * (size - 1) / 2, "%s: fence Accumulate: %d", what, mem[1]);
+    MPI_Get(&got, 1, MPI_INT, right, disp(right, 0), 1, MPI_INT, win);
     MPI_Win_fence(0, win);
-    MT_CHECK(got == rank, "fence Get: %d, not %d", got, rank);
+    MT_CHECK(got == rank, "%s: fence Get: %d, not %d", what, got, rank);
 
     /* passive target: atomics on rank 0, then a 1 MiB Put to the right */
     int one = 1, old = 0, cmp, newv;
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
-    MPI_Fetch_and_op(&one, &old, MPI_INT, 0, 2, MPI_SUM, win);
+    MPI_Fetch_and_op(&one, &old, MPI_INT, 0, disp(0, 2), MPI_SUM, win);
     MPI_Win_unlock(0, win);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
     cmp = -1;
     newv = 1000 + rank;
-    MPI_Compare_and_swap(&newv, &cmp, &old, MPI_INT, 0, 3, win);
+    MPI_Compare_and_swap(&newv, &cmp, &old, MPI_INT, 0, disp(0, 3), win);
     MPI_Win_unlock(0, win);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
-        MT_CHECK(mem[2] == -1 + size, "Fetch_and_op total %d, not %d", mem[2], size - 1);
-        MT_CHECK(mem[3] >= 1000 && mem[3] < 1000 + size, "Compare_and_swap left %d", mem[3]);
+        MT_CHECK(mem[2] == -1 + size, "%s: Fetch_and_op total %d, not %d", what, mem[2],
+                 size - 1);
+        MT_CHECK(mem[3] >= 1000 && mem[3] < 1000 + size, "%s: Compare_and_swap left %d", what,
+                 mem[3]);
         MPI_Win_unlock(0, win);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < N; i++)
         src[i] = rank * 7 + i;
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
-    MPI_Put(src, N, MPI_INT, right, 0, N, MPI_INT, win);
+    MPI_Put(src, N, MPI_INT, right, disp(right, 0), N, MPI_INT, win);
     MPI_Win_unlock(right, win);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
@@ -285,7 +307,12 @@ static void test_rma(int node_all_same)
     for (int i = 0; i < N; i++)
         errs += mem[i] != left * 7 + i;
     MPI_Win_unlock(rank, win);
-    MT_CHECK(errs == 0, "1 MiB passive Put: %d ints wrong", errs);
+    MT_CHECK(errs == 0, "%s: 1 MiB passive Put: %d ints wrong", what, errs);
+    if (dynamic) {
+        MPI_Win_detach(win, mem);
+        free(dyn_addr);
+        dyn_addr = NULL;
+    }
     MPI_Win_free(&win);
     free(mem);
     free(src);
@@ -340,7 +367,8 @@ int main(int argc, char **argv)
              "single copies: %lld messages, %lld bytes; expected %lld, %lld (peer %d %s)",
              copies, bytes, want_copies, want_bytes, peer,
              peer_same ? "in this process" : "in another process");
-    test_rma(node_same);
+    test_rma(node_same, 0);
+    test_rma(node_same, 1);
 
     int errs = mt_errors, all;
     MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -131,7 +131,7 @@ static void register_pvars(void)
         {"cx_pip_copy_bytes", get_bytes,
          "PiP: bytes this rank received by copying from the sender's buffer"},
         {"cx_pip_windows", get_windows,
-         "PiP: MPI_Win_create windows whose local peers' memory this rank accesses directly"},
+         "PiP: created and dynamic windows whose local peers' memory this rank accesses directly"},
     };
     if (registered++)
         return;

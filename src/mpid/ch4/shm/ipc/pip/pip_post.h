@@ -6,7 +6,8 @@
  * between two of them the sender passes its buffer's address in the IPC
  * rendezvous header, the receiver copies straight from it once matched and
  * acknowledges, and the send completes: one copy instead of the POSIX path's
- * two.  Windows made by MPI_Win_create are reached directly the same way.
+ * two.  Windows made by MPI_Win_create and MPI_Win_create_dynamic are
+ * reached directly the same way (ipc_win.c).
  */
 #ifndef CX_PIP_POST_H_INCLUDED
 #define CX_PIP_POST_H_INCLUDED
@@ -32,7 +33,7 @@ cvars:
       description : >-
         Under mpiexec -pip: 1 lets local ranks that are tasks of one process
         copy messages of at least MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD bytes
-        directly from the sender's buffer and access MPI_Win_create windows
+        directly from the sender's buffer and access created and dynamic windows
         directly; 0 keeps the POSIX shared-memory path. No effect on ranks
         that are ordinary processes.
 
