@@ -30,7 +30,6 @@ static MPIDI_CX_PIP_space_t my_space(void)
 int MPIDI_CX_PIP_init_local(void)
 {
     register_pvars();
-    MPIDI_CX_PIP_global.threshold = SIZE_MAX;
     if (MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD < 0) {
         char val[32];
         snprintf(val, sizeof(val), "%d", MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD);
