@@ -9,9 +9,15 @@
  * have grown by exactly that much.  Without -pip, or disabled, that is 0.
  *   p2p: contiguous sizes around the threshold up to 4 MiB; vector sender
  *     and vector receiver; truncation (MPI_ERR_TRUNCATE, nothing written
- *     past the buffer, a single copy copies what fits, both sides go on); MPI_ANY_SOURCE; the unexpected path;
- *     MPI_Ssend; eight messages in flight received in reverse order; the
- *     sender reusing its buffer right after MPI_Wait;
+ *     past the buffer, a single copy copies what fits, both sides go on);
+ *     MPI_ANY_SOURCE; the unexpected path; MPI_Ssend; eight messages in
+ *     flight received in reverse order; the sender reusing its buffer right
+ *     after MPI_Wait;
+ *   shared copies: those contiguous at both ends and at least two
+ *     MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK long must grow cx_pip_shared_copies
+ *     exactly; twenty blocking 4 MiB sends report the bytes their sender
+ *     copied (cx_pip_help_bytes; test/mpi/run requires some with 2 ranks
+ *     on 2 cores, where the sender waits on a core of its own);
  *   rma: MPI_Win_create on malloc'd memory, then a dynamic window with the
  *     same memory attached: Put, Get, Accumulate under fence, Fetch_and_op,
  *     Compare_and_swap and a 1 MiB Put under passive-target locks;
@@ -26,16 +32,19 @@
 
 static int rank, size, peer = -1;
 static int peer_same;           /* the peer is a task of this process */
-static long threshold = 16384;
+static long threshold = 16384, chunk = 16384;
 static int enabled = 1;
-static long long want_copies, want_bytes;
+static long long want_copies, want_bytes, want_shared;
 
-/* A message of n bytes this rank received from src. */
-static void received(int src_same, long n)
+/* A message of n bytes this rank received from src; contig: contiguous at
+ * both ends, so a copy of at least two chunks is shared with the sender. */
+static void received(int src_same, long n, int contig)
 {
     if (enabled && src_same && n >= threshold) {
         want_copies++;
         want_bytes += n;
+        if (contig && chunk > 0 && n >= 2 * chunk)
+            want_shared++;
     }
 }
 
@@ -71,7 +80,7 @@ static void exchange(long n, int tag)
             MT_CHECK(count == n, "size %ld: count %d", n, count);
             long bad = bad_bytes(r, n, peer + tag);
             MT_CHECK(bad < 0, "size %ld: byte %ld wrong", n, bad);
-            received(peer_same, n);
+            received(peer_same, n, 1);
         }
     }
     free(s);
@@ -119,7 +128,7 @@ static void test_noncontig(void)
                             (i < BLEN ? (unsigned char) (b * 3 + i + dir) : 0xee);
             }
             MT_CHECK(errs == 0, "noncontiguous direction %d: %d bytes wrong", dir, errs);
-            received(peer_same, BLOCKS * BLEN);
+            received(peer_same, BLOCKS * BLEN, 0);
         }
     }
     free(sparse);
@@ -144,7 +153,7 @@ static void test_truncation(void)
         MPI_Error_class(err, &cls);
         MT_CHECK(cls == MPI_ERR_TRUNCATE, "truncated receive returned class %d", cls);
         MT_CHECK(b[fits] == 0, "truncated receive wrote past its buffer");
-        received(peer_same, fits);
+        received(peer_same, fits, 1);
         /* MPI leaves the buffer undefined; the single copy fills what fits */
         if (mt_pvar_read("cx_pip_copies") > before)
             MT_CHECK(bad_bytes(b, fits, 5) < 0, "truncated single copy: the part that fits is wrong");
@@ -166,7 +175,7 @@ static void test_any_source_unexpected_ssend(void)
         MPI_Status st;
         MPI_Wait(&req, &st);
         MT_CHECK(st.MPI_SOURCE == peer && bad_bytes(b, n, 40) < 0, "ANY_SOURCE receive wrong");
-        received(peer_same, n);
+        received(peer_same, n, 1);
     } else {
         fill(b, n, 40);
         MPI_Barrier(MPI_COMM_WORLD);
@@ -187,7 +196,7 @@ static void test_any_source_unexpected_ssend(void)
         memset(b, 0, n);
         MPI_Recv(b, (int) n, MPI_BYTE, MPI_ANY_SOURCE, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MT_CHECK(bad_bytes(b, n, 41) < 0, "unexpected-path receive wrong");
-        received(peer_same, n);
+        received(peer_same, n, 1);
     }
     /* synchronous: correct whatever path it takes (counted if single copy) */
     long copies_before = mt_pvar_read("cx_pip_copies");
@@ -201,6 +210,8 @@ static void test_any_source_unexpected_ssend(void)
         long copied = mt_pvar_read("cx_pip_copies") - copies_before;
         want_copies += copied;
         want_bytes += copied * n;
+        if (chunk > 0 && n >= 2 * chunk)
+            want_shared += copied;
     }
     free(b);
 }
@@ -226,10 +237,35 @@ static void test_in_flight(void)
     if (rank > peer)
         for (int k = 0; k < K; k++) {
             MT_CHECK(bad_bytes(b[k], n, 50 + k) < 0, "in-flight message %d wrong", k);
-            received(peer_same, n);
+            received(peer_same, n, 1);
         }
     for (int k = 0; k < K; k++)
         free(b[k]);
+}
+
+/* The sender helps copy: the lower rank of each pair sends 4 MiB with
+ * blocking sends, so it waits inside MPI while its peer copies.  Returns
+ * the bytes the sender copied itself (cx_pip_help_bytes). */
+static long long test_help(void)
+{
+    enum { REPS = 20 };
+    long n = 4 << 20;
+    unsigned char *b = malloc(n);
+    long long before = mt_pvar_read("cx_pip_help_bytes");
+    for (int i = 0; i < REPS; i++) {
+        if (rank < peer) {
+            fill(b, n, 60 + i);
+            MPI_Send(b, (int) n, MPI_BYTE, peer, 60, MPI_COMM_WORLD);
+        } else {
+            memset(b, 0, n);
+            MPI_Recv(b, (int) n, MPI_BYTE, peer, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            long bad = bad_bytes(b, n, 60 + i);
+            MT_CHECK(bad < 0, "shared copy %d: byte %ld wrong", i, bad);
+            received(peer_same, n, 1);
+        }
+    }
+    free(b);
+    return mt_pvar_read("cx_pip_help_bytes") - before;
 }
 
 /* Window displacements of element i at target t: indices for a created
@@ -329,6 +365,9 @@ int main(int argc, char **argv)
     e = getenv("MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD");
     if (e)
         threshold = atol(e);
+    e = getenv("MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK");
+    if (e)
+        chunk = atol(e);
 
     /* who shares this address space: the kernel's process id */
     int tgid = (int) syscall(SYS_getpid), *tgids = malloc(size * sizeof(int));
@@ -342,7 +381,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < node_size; i++)
         node_same &= node_tgids[i] == tgid;
     long long copies0 = mt_pvar_read("cx_pip_copies"), bytes0 = mt_pvar_read("cx_pip_copy_bytes");
-    MT_CHECK(copies0 >= 0 && bytes0 >= 0, "the pvars cx_pip_copies/cx_pip_copy_bytes are missing");
+    long long shared0 = mt_pvar_read("cx_pip_shared_copies"), helped = 0;
+    MT_CHECK(copies0 >= 0 && bytes0 >= 0 && shared0 >= 0 &&
+             mt_pvar_read("cx_pip_help_bytes") >= 0, "the cx_pip pvars are missing");
 
     if ((rank ^ 1) < size) {
         peer = rank ^ 1;
@@ -356,6 +397,7 @@ int main(int argc, char **argv)
                 exchange(sizes[i], i);
         test_noncontig();
         test_truncation();
+        helped = test_help();
     }
     if (size % 2 == 0) {
         test_any_source_unexpected_ssend();
@@ -367,13 +409,21 @@ int main(int argc, char **argv)
              "single copies: %lld messages, %lld bytes; expected %lld, %lld (peer %d %s)",
              copies, bytes, want_copies, want_bytes, peer,
              peer_same ? "in this process" : "in another process");
+    long long shared = mt_pvar_read("cx_pip_shared_copies") - shared0;
+    MT_CHECK(shared == want_shared, "shared single copies: %lld, expected %lld", shared,
+             want_shared);
+    MT_CHECK(helped >= 0 && helped <= 20LL * (4 << 20), "helped %lld bytes", helped);
+    if (!(enabled && peer_same && chunk > 0))
+        MT_CHECK(helped == 0, "helped %lld bytes without sharing", helped);
     test_rma(node_same, 0);
     test_rma(node_same, 1);
 
     int errs = mt_errors, all;
     MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("single copies on rank 0: %lld (%lld bytes)\n", copies, bytes);
+        printf("single copies on rank 0: %lld (%lld bytes), %lld shared\n", copies, bytes,
+               shared);
+        printf("rank 0 copied %lld bytes of its own sends\n", helped);
         if (all == 0)
             printf("No Errors\n");
     }

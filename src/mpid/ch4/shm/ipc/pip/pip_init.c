@@ -26,18 +26,26 @@ static MPIDI_CX_PIP_space_t my_space(void)
     return s;
 }
 
+static int negative_cvar(const char *name, int value, const char *valid)
+{
+    char val[32];
+    snprintf(val, sizeof(val), "%d", value);
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s", val, name, valid);
+}
+
 /* Before the world exists: the CVARs and the pvars. */
 int MPIDI_CX_PIP_init_local(void)
 {
     register_pvars();
-    if (MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD < 0) {
-        char val[32];
-        snprintf(val, sizeof(val), "%d", MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD);
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s", val,
-                                    "MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD",
-                                    "a message size in bytes, 0 or more");
-    }
+    if (MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD < 0)
+        return negative_cvar("MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD",
+                             MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD,
+                             "a message size in bytes, 0 or more");
+    if (MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK < 0)
+        return negative_cvar("MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK",
+                             MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK,
+                             "a chunk size in bytes, or 0 for no sharing");
     return MPI_SUCCESS;
 }
 
@@ -49,6 +57,7 @@ int MPIDI_CX_PIP_init_world(void)
     MPIDI_CX_PIP_global_t *g = &MPIDI_CX_PIP_global;
 
     g->threshold = SIZE_MAX;
+    g->share_chunk = 0;
     g->n_peers = 0;
     g->same_space = NULL;
     g->world_size = MPIR_Process.size;
@@ -81,8 +90,10 @@ int MPIDI_CX_PIP_init_world(void)
     }
     mpi_errno = MPIDU_Init_shm_barrier();
     MPIR_ERR_CHECK(mpi_errno);
-    if (g->n_peers)
+    if (g->n_peers) {
         g->threshold = (size_t) MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD;
+        g->share_chunk = (size_t) MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK;
+    }
 
   fn_exit:
     return mpi_errno;
@@ -96,17 +107,24 @@ int MPIDI_CX_PIP_finalize(void)
     MPIDI_CX_PIP_global.same_space = NULL;
     MPIDI_CX_PIP_global.n_peers = 0;
     MPIDI_CX_PIP_global.threshold = SIZE_MAX;
+    MPIDI_CX_PIP_global.share_chunk = 0;
+    /* shares of sends never acknowledged (cancelled) */
+    while (MPIDI_CX_PIP_global.shares.head)
+        MPIDI_CX_PIP_share_close((uintptr_t) MPIDI_CX_PIP_global.shares.head);
     return MPI_SUCCESS;
 }
 
 /* For the extensions line of MPI_Get_library_version. */
 const char *MPIDI_CX_PIP_describe(void)
 {
-    static char buf[96];
+    static char buf[128], shared[48] = "";
     if (!MPIDI_CX_PIP_global.n_peers)
         return MPIR_CVAR_CH4_IPC_PIP_ENABLE ? "single copy: no peer task" : "single copy off";
-    snprintf(buf, sizeof(buf), "single copy from %zu bytes with %d peer tasks",
-             MPIDI_CX_PIP_global.threshold, MPIDI_CX_PIP_global.n_peers);
+    if (MPIDI_CX_PIP_global.share_chunk)
+        snprintf(shared, sizeof(shared), ", shared in %zu-byte chunks",
+                 MPIDI_CX_PIP_global.share_chunk);
+    snprintf(buf, sizeof(buf), "single copy from %zu bytes%s with %d peer tasks",
+             MPIDI_CX_PIP_global.threshold, shared, MPIDI_CX_PIP_global.n_peers);
     return buf;
 }
 
@@ -116,6 +134,8 @@ const char *MPIDI_CX_PIP_describe(void)
 PIP_PVAR_GETTER(get_copies, copies)
 PIP_PVAR_GETTER(get_bytes, bytes)
 PIP_PVAR_GETTER(get_windows, windows)
+PIP_PVAR_GETTER(get_shared_copies, shared_copies)
+PIP_PVAR_GETTER(get_help_bytes, help_bytes)
 
 static void register_pvars(void)
 {
@@ -131,6 +151,10 @@ static void register_pvars(void)
          "PiP: bytes this rank received by copying from the sender's buffer"},
         {"cx_pip_windows", get_windows,
          "PiP: created and dynamic windows whose local peers' memory this rank accesses directly"},
+        {"cx_pip_shared_copies", get_shared_copies,
+         "PiP: single copies this rank received in chunks its sender could help copy"},
+        {"cx_pip_help_bytes", get_help_bytes,
+         "PiP: bytes this rank copied, while waiting in MPI, into receivers' buffers for its own sends"},
     };
     if (registered++)
         return;

@@ -14,6 +14,7 @@
 
 #include "ch4_impl.h"
 #include "ipc_types.h"
+#include "pip_share.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -50,6 +51,19 @@ cvars:
         receiver copies from the sender's buffer); smaller ones the POSIX
         eager path. 0 sends every message by single copy.
 
+    - name        : MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK
+      category    : CH4_CX_PIP
+      type        : int
+      default     : 16384
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Under mpiexec -pip: a single copy of at least two chunks of this many
+        bytes, contiguous at both ends, is split into chunks that the
+        receiver and, while it waits inside MPI, the sender copy together.
+        0: the receiver copies alone.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -62,6 +76,10 @@ typedef struct {
     unsigned long long copies;  /* single-copy receives, bytes copied, */
     unsigned long long bytes;   /* windows with directly accessed peers */
     unsigned long long windows;
+    size_t share_chunk;         /* 0: the receiver copies alone */
+    cx_pip_share_list_t shares; /* this rank's sends whose copy it may help with */
+    unsigned long long shared_copies;   /* receiver: copies offered to the sender */
+    unsigned long long help_bytes;      /* sender: bytes it copied for its receivers */
 } MPIDI_CX_PIP_global_t;
 
 extern MPIDI_CX_PIP_global_t MPIDI_CX_PIP_global;
@@ -70,6 +88,10 @@ int MPIDI_CX_PIP_init_local(void);
 int MPIDI_CX_PIP_init_world(void);
 int MPIDI_CX_PIP_finalize(void);
 const char *MPIDI_CX_PIP_describe(void);
+uintptr_t MPIDI_CX_PIP_share_open(uintptr_t addr, size_t data_sz);
+void MPIDI_CX_PIP_share_close(uintptr_t share);
+bool MPIDI_CX_PIP_share_copy(uintptr_t share, MPIR_Request * rreq, size_t recv_data_sz);
+void MPIDI_CX_PIP_share_help(void);
 
 /* Whether a rank published this space token at window creation. */
 MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_PIP_is_my_space(const MPIDI_CX_PIP_space_t * s)
@@ -90,6 +112,7 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_PIP_get_ipc_attr(const void *vaddr, uintp
             MPIDI_CX_PIP_global.same_space[lpid]) {
             ipc_attr->ipc_type = MPIDI_IPCI_TYPE__CX_PIP;
             ipc_attr->ipc_handle.cx_pip.addr = (uintptr_t) vaddr;
+            ipc_attr->ipc_handle.cx_pip.share = 0;
             ipc_attr->threshold.send_lmt_sz = MPIDI_CX_PIP_global.threshold;
         }
     }
@@ -100,6 +123,14 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_PIP_count_copy(size_t bytes)
 {
     __atomic_fetch_add(&MPIDI_CX_PIP_global.copies, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&MPIDI_CX_PIP_global.bytes, bytes, __ATOMIC_RELAXED);
+}
+
+/* Sender, from the shm progress loop: help copy what receivers offered.
+ * One load when this rank has no large send outstanding. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_PIP_progress(void)
+{
+    if (__atomic_load_n(&MPIDI_CX_PIP_global.shares.head, __ATOMIC_RELAXED))
+        MPIDI_CX_PIP_share_help();
 }
 
 #endif /* CX_PIP_POST_H_INCLUDED */

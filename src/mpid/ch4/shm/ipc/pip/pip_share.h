@@ -1,0 +1,160 @@
+/*
+ * MPICH-CX: a PiP single copy shared between its receiver and its sender.
+ * No MPI in here, so test/unit/pipshare drives it with plain threads.
+ *
+ * On one core a large copy runs at that core's memcpy speed, while the
+ * sender of a blocking or waited-for send sits in MPI's progress loop with
+ * nothing to do.  So for a large contiguous message:
+ *   - the sender opens a share (source address) and lists it;
+ *   - the receiver, once matched, offers it: destination, size, chunk size,
+ *     then READY (release);
+ *   - the receiver and, from its progress loop, the sender take chunks off
+ *     one counter and copy them; a chunk counts as done after its copy;
+ *   - the receiver waits until every chunk is done, then acknowledges;
+ *   - the sender unlinks and frees the share when the acknowledgement
+ *     arrives.  Helping happens under the list's lock, and unlinking takes
+ *     it too, so a share is never freed while one of its helpers still
+ *     reads it.
+ * A sender that is not in MPI just never helps: the receiver takes every
+ * chunk.  Helpers never wait for anything, so the receiver's wait is at most
+ * one chunk copy long.
+ */
+#ifndef CX_PIP_SHARE_H_INCLUDED
+#define CX_PIP_SHARE_H_INCLUDED
+
+#include <stddef.h>
+#include <string.h>
+#include <sched.h>
+
+#define CX_PIP_SHARE_OPEN  0
+#define CX_PIP_SHARE_READY 1
+
+typedef struct cx_pip_share {
+    /* the sender's, set at open */
+    const char *src;
+    struct cx_pip_share *prev, *next;   /* the sender's list */
+    /* the receiver's, set before READY and read-only after */
+    char *dst;
+    size_t size, chunk, nchunks;
+    int state;
+    /* taken and finished chunks: both sides write them, so a line apart */
+    size_t taken __attribute__ ((aligned(64)));
+    size_t done;
+} __attribute__ ((aligned(64))) cx_pip_share_t;
+
+typedef struct {
+    cx_pip_share_t *head;
+    int lock;
+} cx_pip_share_list_t;
+
+static inline void cx_pip_share_init(cx_pip_share_t * s, const void *src)
+{
+    memset(s, 0, sizeof(*s));
+    s->src = (const char *) src;
+}
+
+/* Receiver: publish where size bytes go (size may be less than the sender's
+ * message when the receive is truncated); chunk > 0. */
+static inline void cx_pip_share_offer(cx_pip_share_t * s, void *dst, size_t size, size_t chunk)
+{
+    s->dst = (char *) dst;
+    s->size = size;
+    s->chunk = chunk;
+    s->nchunks = (size + chunk - 1) / chunk;
+    __atomic_store_n(&s->state, CX_PIP_SHARE_READY, __ATOMIC_RELEASE);
+}
+
+/* Either side: copy chunks until none is left; returns the bytes this call
+ * copied and adds the chunks to *chunks.  The helper calls it only once
+ * cx_pip_share_ready() said so (that load orders the offer before this). */
+static inline size_t cx_pip_share_work(cx_pip_share_t * s, size_t * chunks)
+{
+    size_t bytes = 0;
+    for (;;) {
+        size_t i = __atomic_fetch_add(&s->taken, 1, __ATOMIC_RELAXED);
+        if (i >= s->nchunks)
+            break;
+        size_t off = i * s->chunk;
+        size_t len = s->size - off < s->chunk ? s->size - off : s->chunk;
+        memcpy(s->dst + off, s->src + off, len);
+        __atomic_fetch_add(&s->done, 1, __ATOMIC_RELEASE);
+        bytes += len;
+        (*chunks)++;
+    }
+    return bytes;
+}
+
+/* Receiver, after its own cx_pip_share_work: wait for chunks a helper is
+ * still copying.  Afterwards every byte is in place and visible here. */
+static inline void cx_pip_share_wait(cx_pip_share_t * s)
+{
+    for (unsigned spins = 0; __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < s->nchunks; spins++) {
+        if (spins >= 1000)
+            sched_yield();      /* the helper may have been descheduled */
+#if defined(__x86_64__) || defined(__i386__)
+        else
+            __builtin_ia32_pause();
+#endif
+    }
+}
+
+static inline int cx_pip_share_ready(cx_pip_share_t * s)
+{
+    return __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == CX_PIP_SHARE_READY &&
+        __atomic_load_n(&s->taken, __ATOMIC_RELAXED) < s->nchunks;
+}
+
+static inline void cx_pip_share_lock(cx_pip_share_list_t * l)
+{
+    while (__atomic_exchange_n(&l->lock, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&l->lock, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+static inline void cx_pip_share_unlock(cx_pip_share_list_t * l)
+{
+    __atomic_store_n(&l->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Sender: list a share opened for a send. */
+static inline void cx_pip_share_add(cx_pip_share_list_t * l, cx_pip_share_t * s)
+{
+    cx_pip_share_lock(l);
+    s->prev = NULL;
+    s->next = l->head;
+    if (l->head)
+        l->head->prev = s;
+    __atomic_store_n(&l->head, s, __ATOMIC_RELAXED);
+    cx_pip_share_unlock(l);
+}
+
+/* Sender, once acknowledged: unlink; the caller may free s afterwards. */
+static inline void cx_pip_share_remove(cx_pip_share_list_t * l, cx_pip_share_t * s)
+{
+    cx_pip_share_lock(l);
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        __atomic_store_n(&l->head, s->next, __ATOMIC_RELAXED);
+    if (s->next)
+        s->next->prev = s->prev;
+    cx_pip_share_unlock(l);
+}
+
+/* Sender, from its progress loop: copy what its receivers offered.  Cheap
+ * when nothing is listed; skips if another thread of the sender helps. */
+static inline size_t cx_pip_share_help(cx_pip_share_list_t * l, size_t * chunks)
+{
+    size_t bytes = 0;
+    if (!__atomic_load_n(&l->head, __ATOMIC_RELAXED))
+        return 0;
+    if (__atomic_exchange_n(&l->lock, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    for (cx_pip_share_t * s = l->head; s; s = s->next)
+        if (cx_pip_share_ready(s))
+            bytes += cx_pip_share_work(s, chunks);
+    cx_pip_share_unlock(l);
+    return bytes;
+}
+
+#endif /* CX_PIP_SHARE_H_INCLUDED */

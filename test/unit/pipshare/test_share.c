@@ -1,0 +1,195 @@
+/*
+ * Unit tests of src/mpid/ch4/shm/ipc/pip/pip_share.h with threads standing
+ * in for a receiver and its sender:
+ *   alone   the receiver copies every chunk itself (sender busy), sizes not
+ *           a multiple of the chunk, truncated receives;
+ *   help    a helper thread polls the list like a sender's progress loop;
+ *           each copy must be byte-exact with nothing written past it, the
+ *           two sides' bytes must add up to the message, and the helper must
+ *           have copied some (the receiver naps before its own share of the
+ *           work now and then); shares are poisoned and freed right after
+ *           removal, so a helper touching one late is caught by the
+ *           sanitizers;
+ *   window  eight shares listed at once and offered in reverse order.
+ */
+#define _GNU_SOURCE
+#include "pip_share.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SIZE (512 * 1024)
+#define GUARD 64
+
+static int failures;
+#define CHECK(c, ...) do { if (!(c)) { printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+    printf(__VA_ARGS__); printf("\n"); failures++; } } while (0)
+
+static cx_pip_share_list_t list;
+static int stop;
+static size_t helper_bytes, helper_chunks;
+
+static void *helper(void *arg)
+{
+    (void) arg;
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+        size_t chunks = 0, b = cx_pip_share_help(&list, &chunks);
+        __atomic_fetch_add(&helper_bytes, b, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&helper_chunks, chunks, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static unsigned char *src, *dst;
+
+static void fill(size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        src[i] = (unsigned char) (i * 13 + seed);
+    memset(dst, 0xee, n + GUARD);
+}
+
+static int verify(size_t n, unsigned seed)
+{
+    for (size_t i = n; i-- > 0;)        /* the last chunks are the likeliest in flight */
+        if (dst[i] != (unsigned char) (i * 13 + seed)) {
+            CHECK(0, "byte %zu of %zu wrong", i, n);
+            return 0;
+        }
+    for (size_t i = n; i < n + GUARD; i++)
+        if (dst[i] != 0xee) {
+            CHECK(0, "byte %zu written past the %zu copied", i, n);
+            return 0;
+        }
+    return 1;
+}
+
+static cx_pip_share_t *open_share(void)
+{
+    cx_pip_share_t *s = aligned_alloc(64, sizeof(*s));
+    cx_pip_share_init(s, src);
+    cx_pip_share_add(&list, s);
+    return s;
+}
+
+static void close_share(cx_pip_share_t * s)
+{
+    cx_pip_share_remove(&list, s);
+    memset(s, 0xff, sizeof(*s));        /* a late helper would see garbage */
+    free(s);
+}
+
+/* receive one message of n bytes (want bytes fit) in chunks of c */
+static size_t receive(size_t n, size_t want, size_t c, unsigned seed, int nap)
+{
+    fill(n, seed);
+    cx_pip_share_t *s = open_share();
+    cx_pip_share_offer(s, dst, want, c);
+    if (nap)
+        usleep(200);
+    size_t chunks = 0, b = cx_pip_share_work(s, &chunks);
+    cx_pip_share_wait(s);
+    CHECK(__atomic_load_n(&s->done, __ATOMIC_RELAXED) == s->nchunks, "wait returned early");
+    verify(want, seed);
+    close_share(s);
+    return b;
+}
+
+static void test_alone(void)
+{
+    size_t sizes[] = { 1, 4095, 4096, 65536, 65537, 300001 };
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        for (size_t c = 4096; c <= 131072; c *= 8) {
+            size_t n = sizes[i];
+            CHECK(receive(n, n, c, (unsigned) i, 0) == n, "alone: %zu bytes", n);
+            CHECK(receive(n, n / 2, c, (unsigned) i, 0) == n / 2, "truncated %zu", n / 2);
+        }
+}
+
+static void test_help(void)
+{
+    pthread_t t;
+    size_t total = 0, mine = 0;
+    pthread_create(&t, NULL, helper, NULL);
+    srand(7);
+    for (int it = 0; it < 400; it++) {
+        size_t n = 1 + (size_t) rand() % MAX_SIZE;
+        size_t want = it % 5 == 0 ? n - (size_t) rand() % n : n;
+        size_t c = (size_t) 1024 << (rand() % 7);
+        mine += receive(n, want, c, (unsigned) it, it % 3 == 0);
+        total += want;
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+    CHECK(mine + helper_bytes == total, "receiver %zu + helper %zu bytes != %zu", mine,
+          helper_bytes, total);
+    CHECK(helper_bytes > 0 && helper_chunks > 0, "the helper never copied");
+    CHECK(list.head == NULL, "shares left listed");
+    printf("help: %zu bytes, %zu by the helper in %zu chunks\n", total, helper_bytes,
+           helper_chunks);
+}
+
+static void test_window(void)
+{
+    enum { W = 8, N = 100000 };
+    static unsigned char srcs[W][N], dsts[W][N];
+    cx_pip_share_t *s[W];
+    pthread_t t;
+    stop = 0;
+    helper_bytes = 0;
+    pthread_create(&t, NULL, helper, NULL);
+    for (int round = 0; round < 50; round++) {
+        for (int w = 0; w < W; w++) {
+            for (int i = 0; i < N; i++)
+                srcs[w][i] = (unsigned char) (i + w + round);
+            memset(dsts[w], 0, N);
+            s[w] = aligned_alloc(64, sizeof(cx_pip_share_t));
+            cx_pip_share_init(s[w], srcs[w]);
+            cx_pip_share_add(&list, s[w]);
+        }
+        for (int w = W - 1; w >= 0; w--) {
+            size_t chunks = 0;
+            cx_pip_share_offer(s[w], dsts[w], N, 4096);
+            cx_pip_share_work(s[w], &chunks);
+            cx_pip_share_wait(s[w]);
+        }
+        for (int w = 0; w < W; w++) {
+            for (int i = 0; i < N; i++)
+                if (dsts[w][i] != (unsigned char) (i + w + round)) {
+                    CHECK(0, "window %d byte %d wrong", w, i);
+                    break;
+                }
+            cx_pip_share_remove(&list, s[w]);
+            free(s[w]);
+        }
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+    CHECK(list.head == NULL, "shares left listed");
+}
+
+int main(int argc, char **argv)
+{
+    const char *t = argc > 1 ? argv[1] : "";
+    src = malloc(MAX_SIZE);
+    dst = malloc(MAX_SIZE + GUARD);
+    if (!strcmp(t, "alone"))
+        test_alone();
+    else if (!strcmp(t, "help"))
+        test_help();
+    else if (!strcmp(t, "window"))
+        test_window();
+    else {
+        fprintf(stderr, "usage: %s alone|help|window\n", argv[0]);
+        return 2;
+    }
+    free(src);
+    free(dst);
+    if (failures)
+        return 1;
+    printf("No Errors\n");
+    return 0;
+}
