@@ -32,7 +32,7 @@
 
 static int rank, size, peer = -1;
 static int peer_same;           /* the peer is a task of this process */
-static long threshold = 16384, chunk = 16384;
+static long threshold = 32768, chunk = 16384;
 static int enabled = 1;
 static long long want_copies, want_bytes, want_shared;
 

@@ -2,8 +2,9 @@
 # Unit tests of the constant-time matcher (src/util/matching), no MPI: each
 # test with the real hash (unit/matching/NAME) and with every key in one
 # bucket (unit/matching/collide/NAME), with the tables always in use and again
-# with short mode up to 2 elements (unit/matching/moves/...: the queues move
-# into the tables and back all the time); the differential fuzzer runs a
+# with short mode up to 2 elements and a return to it after one calm post
+# (unit/matching/moves/...: the queues move into the tables and back all the
+# time); the differential fuzzer runs a
 # million operations against a linear reference matcher, also in short mode
 # only (list max 1000). Builds into ${T_WORKDIR:-/tmp/cx-matching-tests}; also
 # run under AddressSanitizer+UBSan.
@@ -27,8 +28,8 @@ for v in "normal|-O2 -g -Wall -Wextra -std=c11" \
         continue
     fi
     for t in "${tests[@]}"; do
-        for lm in 0 2; do
-            m=; [ $lm = 0 ] || m=moves/
+        for lm in 0 "2 -c 1"; do
+            m=; [ "$lm" = 0 ] || m=moves/
             t_run "unit/matching/${sub}$m$t" 120 "$work/$name/test_match" -l $lm "$t"
             t_run "unit/matching/${sub}${m}collide/$t" 120 "$work/$name/test_match_collide" -l $lm "$t"
         done

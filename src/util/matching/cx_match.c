@@ -265,6 +265,7 @@ int cx_match_init(cx_matcher_t * m, size_t list_max)
 {
     memset(m, 0, sizeof(*m));
     m->list_max = list_max;
+    m->calm_need = CX_MATCH_CALM_ADDS * list_max;
     m->hashed = (list_max == 0);
     for (int k = 0; k < CX_MATCH_NKINDS; k++) {
         if (table_init(&m->table[k]) != 0) {
@@ -346,15 +347,27 @@ static int move_to_tables(cx_matcher_t * m)
         unexp_to_tables(m, cell_of(l, 0));
     }
     m->hashed = true;
+    m->calm = 0;
     m->migrations++;
     return 0;
 }
 
-/* Both queues empty: back to short mode (the tables hold no entry now). */
+/* Both queues empty after a calm stretch: back to short mode (the tables
+ * hold no entry now). */
 static inline void maybe_leave_tables(cx_matcher_t * m)
 {
-    if (m->list_max && !m->nposted_all && !m->nunexp)
+    if (m->list_max && !m->nposted_all && !m->nunexp &&
+        m->calm >= m->calm_need)
         m->hashed = false;
+}
+
+/* After a post or an arrival in the tables. */
+static inline void note_calm(cx_matcher_t * m)
+{
+    if (m->nposted_all > m->list_max || m->nunexp > m->list_max)
+        m->calm = 0;
+    else
+        m->calm++;
 }
 
 /* The call that would make a short-mode queue longer than list_max moves
@@ -380,6 +393,7 @@ int cx_match_post_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx,
     }
     cell->state = CX_MATCH_CELL_POSTED;
     m->nposted_all++;
+    note_calm(m);
     return 0;
 }
 
@@ -424,6 +438,7 @@ int cx_match_unexp_add_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t
     }
     cell->state = CX_MATCH_CELL_UNEXP;
     m->nunexp++;
+    note_calm(m);
     return 0;
 }
 

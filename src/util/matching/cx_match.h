@@ -28,8 +28,12 @@
  * unexpected list (arrival order) and searches them linearly.  The post or
  * arrival that would make a queue longer moves every element into the tables
  * (O(list_max), order kept: posted receives by their seq, unexpected
- * messages in arrival order); when both queues are empty again the matcher
- * returns to short mode.  list_max 0: always the tables.
+ * messages in arrival order).  The matcher returns to short mode when both
+ * queues are empty and the last CX_MATCH_CALM_ADDS * list_max posts and
+ * arrivals all left both queues within list_max: a workload that keeps
+ * crossing list_max (a burst of list_max + 1 each round) stays in the
+ * tables instead of moving its queues there and back every round.
+ * list_max 0: always the tables.
  *
  * No MPI dependency (unit-tested standalone): a negative source or tag is a
  * wildcard (MPI_ANY_SOURCE and MPI_ANY_TAG are negative in MPICH).  Not
@@ -37,6 +41,8 @@
  */
 #ifndef CX_MATCH_H_INCLUDED
 #define CX_MATCH_H_INCLUDED
+
+#define CX_MATCH_CALM_ADDS 4
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -124,6 +130,9 @@ typedef struct cx_matcher {
     uint64_t next_seq;
     size_t list_max;            /* short mode while both queues are at most this long */
     bool hashed;                /* false: short mode */
+    size_t calm;                /* tables: posts and arrivals since a queue last
+                                 * held more than list_max elements */
+    size_t calm_need;           /* calm posts and arrivals before short mode again */
     cx_match_list_t short_posted;       /* short mode: cells through link[0], ascending seq */
     cx_match_list_t short_unexp;        /* short mode: cells through link[0], arrival order */
     cx_match_entry_t *last[CX_MATCH_NKINDS];    /* the entry found last per table: bursts
@@ -138,6 +147,14 @@ typedef struct cx_matcher {
 
 /* 0 on success, -1 when out of memory.  list_max: see "short mode". */
 int cx_match_init(cx_matcher_t * m, size_t list_max);
+
+/* Posts and arrivals that must leave both queues within list_max before an
+ * empty matcher returns to short mode (default: CX_MATCH_CALM_ADDS *
+ * list_max; tests use small values to move back and forth often). */
+static inline void cx_match_set_calm(cx_matcher_t * m, size_t adds)
+{
+    m->calm_need = adds;
+}
 void cx_match_destroy(cx_matcher_t * m);
 
 /* ---- intrusive doubly linked lists (inline: short mode uses them) ---- */

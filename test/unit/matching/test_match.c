@@ -13,12 +13,16 @@
  *                linear reference matcher (N operations, default 1000000);
  *                every 1000 operations all queues drain
  *   short        short mode (list_max 2): moves to the tables in the middle
- *                of posting orders and unexpected sequences, back when empty
+ *                of posting orders and unexpected sequences; back only when
+ *                empty after exactly CX_MATCH_CALM_ADDS * list_max calm posts
  *   oom          allocation failures: the move to the tables stays in short
  *                mode, a failed post or arrival changes nothing
  * `-l K` runs a test with short mode up to K elements (default 0: tables
- * only), so every test also covers the moves between the two.  Built twice: with the real hash, and with a hash that puts every key in
- * one bucket (collisions everywhere).
+ * only), so every test also covers the moves between the two; `-c K` lets
+ * an empty matcher return to short mode after K calm posts and arrivals
+ * instead of the default, so the queues move back and forth often.  Built
+ * twice: with the real hash, and with a hash that puts every key in one
+ * bucket (collisions everywhere).
  */
 #include "cx_match.h"
 #include <stdio.h>
@@ -29,6 +33,15 @@
 
 static int failures;
 static size_t list_max;         /* -l K */
+static long calm = -1;          /* -c K; -1: the matcher's default */
+
+static int test_init(cx_matcher_t * m)
+{
+    int rc = cx_match_init(m, list_max);
+    if (rc == 0 && calm >= 0)
+        cx_match_set_calm(m, (size_t) calm);
+    return rc;
+}
 
 /* Allocation failures on demand (cx_match.c is built with
  * CX_MATCH_TEST_ALLOC): fail_allocs > 0 fails that many calls. */
@@ -88,7 +101,7 @@ static void test_orders(void)
     for (int i = 0;;) {
         cx_matcher_t m;
         req_t r[4];
-        CHECK(cx_match_init(&m, list_max) == 0, "init");
+        CHECK(test_init(&m) == 0, "init");
         for (int k = 0; k < 4; k++) {
             r[k] = (req_t) {.id = k };
             CHECK(cx_match_post(&m, &r[k].cell, 1, pat[perm[k]][0], pat[perm[k]][1]) == 0, "post");
@@ -129,7 +142,7 @@ static void test_unexpected(void)
 {
     cx_matcher_t m;
     req_t u[5];
-    cx_match_init(&m, list_max);
+    test_init(&m);
     /* from source 3: tags 10 (A), 11 (B), 12 (C); from source 4: tag 11 (D), 10 (E) */
     const int msgs[5][2] = { {3, 10}, {3, 11}, {3, 12}, {4, 11}, {4, 10} };
     for (int i = 0; i < 5; i++) {
@@ -169,7 +182,7 @@ static void test_cancel(void)
         for (int victim = 0; victim < 3; victim++) {    /* head, middle, tail */
             cx_matcher_t m;
             req_t r[3];
-            cx_match_init(&m, list_max);
+            test_init(&m);
             for (int k = 0; k < 3; k++) {
                 r[k] = (req_t) {.id = k };
                 cx_match_post(&m, &r[k].cell, 0, pat[p][0], pat[p][1]);
@@ -191,7 +204,7 @@ static void test_cancel(void)
     /* unexpected messages: removing the middle one unlinks it from all four lists */
     cx_matcher_t m;
     req_t u[3];
-    cx_match_init(&m, list_max);
+    test_init(&m);
     for (int k = 0; k < 3; k++) {
         u[k] = (req_t) {.id = k };
         cx_match_unexp_add(&m, &u[k].cell, 0, 2, 9);
@@ -216,7 +229,7 @@ static void test_contexts(void)
 {
     cx_matcher_t m;
     req_t a = {.id = 1 }, b = {.id = 2 }, u = {.id = 3 };
-    cx_match_init(&m, list_max);
+    test_init(&m);
     cx_match_post(&m, &a.cell, 4, ANY, ANY);
     cx_match_post(&m, &b.cell, 5, 1, 1);
     CHECK(id_of(cx_match_posted_find(&m, 5, 1, 1)) == 2, "context 5 message went elsewhere");
@@ -233,7 +246,7 @@ static void test_reclaim(void)
     cx_matcher_t m;
     enum { N = 5000 };
     static req_t r[N];
-    cx_match_init(&m, list_max);
+    test_init(&m);
     for (int i = 0; i < N; i++) {
         r[i] = (req_t) {.id = i };
         /* distinct (source, tag) pairs, tags up to 2^31-1 */
@@ -265,7 +278,7 @@ static void test_rehash(void)
     cx_matcher_t m;
     enum { N = 20000 };
     static req_t r[N];
-    cx_match_init(&m, list_max);
+    test_init(&m);
     unsigned long long x = 88172645463325252ULL;
     for (int i = 0; i < N; i++) {
         r[i] = (req_t) {.id = i };
@@ -392,7 +405,7 @@ static void test_fuzz(long nops)
 {
     cx_matcher_t m;
     long counts[6] = { 0 };
-    cx_match_init(&m, list_max);
+    test_init(&m);
     memset(pool, 0, sizeof(pool));
     n_ref_posted = n_ref_unexp = 0;
     srand(12345);
@@ -490,13 +503,33 @@ static void test_fuzz(long nops)
            (unsigned long long) s.migrations);
     /* with a small short mode the queues cross list_max and drain again
      * many times: the moves both ways are part of what was checked */
-    if (list_max > 0 && list_max < 8 && nops >= 100000)
+    if (list_max > 0 && list_max < 8 && calm >= 0 && calm <= 2 && nops >= 100000)
         CHECK(s.migrations >= 100, "only %llu moves to the tables",
               (unsigned long long) s.migrations);
     cx_match_destroy(&m);
 }
 
 /* ---- short mode ------------------------------------------------------------ */
+
+/* A matcher in the tables with empty queues: one post and one match at a
+ * time must bring it back to short mode after exactly CX_MATCH_CALM_ADDS *
+ * list_max of them, not before. */
+static void calm_down(cx_matcher_t * m, size_t list_max, const char *when)
+{
+    cx_match_stats_t s;
+    size_t need = CX_MATCH_CALM_ADDS * list_max;
+    for (size_t i = 1; i <= need; i++) {
+        req_t r = {.id = 42 };
+        cx_match_post(m, &r.cell, 1, 5, 7);
+        cx_match_cell_t *c = cx_match_posted_find(m, 1, 5, 7);
+        CHECK(id_of(c) == 42, "%s: calm post %zu not found", when, i);
+        if (c)
+            cx_match_unpost(m, c);
+        cx_match_get_stats(m, &s);
+        CHECK(s.hashed == (i < need), "%s: after %zu of %zu calm posts hashed %d", when, i, need,
+              s.hashed);
+    }
+}
 
 static void test_short(void)
 {
@@ -518,10 +551,12 @@ static void test_short(void)
             if (c)
                 cx_match_unpost(&m, c);
         }
+        /* drained right after crossing list_max: it stays in the tables */
         cx_match_get_stats(&m, &s);
-        CHECK(!s.hashed && s.entries == 0 && s.migrations == (uint64_t) round + 1,
+        CHECK(s.hashed && s.entries == 0 && s.migrations == (uint64_t) round + 1,
               "round %d drained: hashed %d entries %zu moves %llu", round, s.hashed, s.entries,
               (unsigned long long) s.migrations);
+        calm_down(&m, 2, "posted");
     }
     /* unexpected messages in short mode, then a third one moves them: the
      * arrival order holds in every structure */
@@ -543,8 +578,9 @@ static void test_short(void)
             cx_match_unexp_remove(&m, c);
     }
     cx_match_get_stats(&m, &s);
-    CHECK(!s.hashed && s.migrations == 3 && s.unexp == 0, "hashed %d moves %llu unexp %zu",
+    CHECK(s.hashed && s.migrations == 3 && s.unexp == 0, "hashed %d moves %llu unexp %zu",
           s.hashed, (unsigned long long) s.migrations, s.unexp);
+    calm_down(&m, 2, "unexpected");
     /* cancel in short mode, at the head, middle and tail */
     for (int victim = 0; victim < 2; victim++) {
         for (int k = 0; k < 2; k++) {
@@ -601,20 +637,23 @@ static void test_oom(void)
         if (c)
             cx_match_unpost(&m, c);
     }
-    cx_match_get_stats(&m, &s);
-    CHECK(s.entries == 0 && !s.hashed, "entries %zu hashed %d", s.entries, s.hashed);
+    cx_match_get_stats(&m, &s);     /* 4 posted a moment ago: still in the tables */
+    CHECK(s.entries == 0 && s.hashed, "entries %zu hashed %d", s.entries, s.hashed);
     cx_match_destroy(&m);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc > 2 && !strcmp(argv[1], "-l")) {
-        list_max = (size_t) atol(argv[2]);
+    while (argc > 2 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-c"))) {
+        if (!strcmp(argv[1], "-l"))
+            list_max = (size_t) atol(argv[2]);
+        else
+            calm = atol(argv[2]);
         argc -= 2;
         argv += 2;
     }
     if (argc < 2) {
-        fprintf(stderr, "usage: %s [-l K] orders|unexpected|cancel|contexts|reclaim|rehash|"
+        fprintf(stderr, "usage: %s [-l K] [-c K] orders|unexpected|cancel|contexts|reclaim|rehash|"
                 "fuzz [N]|short|oom\n", argv[0]);
         return 2;
     }

@@ -41,7 +41,7 @@ cvars:
     - name        : MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD
       category    : CH4_CX_PIP
       type        : int
-      default     : 16384
+      default     : 32768
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
