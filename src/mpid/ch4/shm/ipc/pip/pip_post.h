@@ -6,8 +6,9 @@
  * between two of them the sender passes its buffer's address in the IPC
  * rendezvous header, the receiver copies straight from it once matched and
  * acknowledges, and the send completes: one copy instead of the POSIX path's
- * two.  Windows made by MPI_Win_create and MPI_Win_create_dynamic are
- * reached directly the same way (ipc_win.c).
+ * two.  A large contiguous copy is split into chunks that the sender, while
+ * it waits in MPI, copies too (pip_share.h).  Windows made by MPI_Win_create
+ * and MPI_Win_create_dynamic are reached directly the same way (ipc_win.c).
  */
 #ifndef CX_PIP_POST_H_INCLUDED
 #define CX_PIP_POST_H_INCLUDED
