@@ -110,20 +110,24 @@ const char *MPIDI_CX_mt_describe(void)
 
 /* ---- selection --------------------------------------------------------- */
 
-static int invalid_value(const char *cvar, const char *value, const char *valid)
+int MPIDI_CX_cvar_invalid(const char *cvar, const char *value, const char *valid)
 {
     return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                 MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s",
                                 value, cvar, valid);
 }
 
+int MPIDI_CX_cvar_invalid_int(const char *cvar, int value, const char *valid)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%d", value);
+    return MPIDI_CX_cvar_invalid(cvar, buf, valid);
+}
+
 static int positive_cvar(const char *name, int value, unsigned *out)
 {
-    if (value < 1) {
-        char buf[32];
-        snprintf(buf, sizeof(buf), "%d", value);
-        return invalid_value(name, buf, "an integer of 1 or more");
-    }
+    if (value < 1)
+        return MPIDI_CX_cvar_invalid_int(name, value, "an integer of 1 or more");
     *out = (unsigned) value;
     return MPI_SUCCESS;
 }
@@ -142,12 +146,12 @@ int MPIDI_CX_init(bool * consumed)
         int named = find_model(name);
         if (!strcasecmp(name, "handoff")) {
             /* MPICH 4.0.2 compiles its work queues out (ch4i_workq_types.h) */
-            return invalid_value("MPIR_CVAR_CH4_MT_MODEL", name,
-                                 MODEL_LIST " (handoff is disabled in MPICH 4.0.2)");
+            return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_MT_MODEL", name,
+                                         MODEL_LIST " (handoff is disabled in MPICH 4.0.2)");
         }
 #ifdef MPIDI_CH4_USE_MT_RUNTIME
         if (named < 0 && strcasecmp(name, "lockless"))
-            return invalid_value("MPIR_CVAR_CH4_MT_MODEL", name, MODEL_LIST);
+            return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_MT_MODEL", name, MODEL_LIST);
         if (named >= 0) {
             m = named;
             MPIDI_global.settings.mt_model = MPIDI_CH4_MT_DIRECT;
@@ -155,9 +159,9 @@ int MPIDI_CX_init(bool * consumed)
         }
 #else
         if (named >= 0 && named != m)
-            return invalid_value("MPIR_CVAR_CH4_MT_MODEL", name,
-                                 MPIDI_CX_DEFAULT_MT_NAME
-                                 " (this build; configure --enable-ch4-mt=runtime to choose at run time)");
+            return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_MT_MODEL", name,
+                                         MPIDI_CX_DEFAULT_MT_NAME
+                                         " (this build; configure --enable-ch4-mt=runtime to choose at run time)");
         *consumed = (named >= 0);
 #endif
     } else {
@@ -180,8 +184,8 @@ int MPIDI_CX_init(bool * consumed)
     MPIDI_CX_global.lock_kind = MPIDU_CX_lock_parse(name);
     if (MPIDI_CX_global.lock_kind < 0 || (MPIDI_CX_global.lock_kind == MPIDU_CX_LOCK_DSM &&
                                           MPIDI_CX_global.model != MPIDI_CX_MT_CSYNC))
-        return invalid_value("MPIR_CVAR_CH4_VCI_LOCK", name,
-                             "mutex, ticket, mcs, clh, clhub, hclhub");
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_VCI_LOCK", name,
+                                     "mutex, ticket, mcs, clh, clhub, hclhub");
     if (MPIDI_CX_global.model == MPIDI_CX_MT_CSYNC)
         MPIDI_CX_global.lock_kind = MPIDU_CX_LOCK_DSM;
 
@@ -194,11 +198,9 @@ int MPIDI_CX_init(bool * consumed)
                               &MPIDI_CX_global.test_max_failures);
     if (mpi_errno)
         return mpi_errno;
-    if (MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL < 0 || MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL > 100) {
-        char buf[32];
-        snprintf(buf, sizeof(buf), "%d", MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL);
-        return invalid_value("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL", buf, "0 to 100");
-    }
+    if (MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL < 0 || MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL > 100)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL",
+                                         MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL, "0 to 100");
     MPIDI_CX_global.force_trylock_fail = MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL;
 
     /* the topology code reads this test knob itself; refuse a bad value here */
@@ -207,7 +209,7 @@ int MPIDI_CX_init(bool * consumed)
         char *end;
         long n = strtol(fake, &end, 10);
         if (end == fake || *end || n < 1 || n > 1024)
-            return invalid_value("MPIR_CVAR_CX_FAKE_NUMA_NODES", fake, "1 to 1024");
+            return MPIDI_CX_cvar_invalid("MPIR_CVAR_CX_FAKE_NUMA_NODES", fake, "1 to 1024");
     }
     return MPI_SUCCESS;
 }

@@ -115,6 +115,10 @@ extern _Thread_local cx_test_backoff_t MPIDI_CX_test_backoff;
 #define MPIDI_CX_MT MPIDI_CX_global.model
 
 int MPIDI_CX_init(bool * consumed);
+/* The error for a bad value of an MPICH-CX CVAR: names the variable, the
+ * value and the valid values (message **cx|cvar). */
+int MPIDI_CX_cvar_invalid(const char *cvar, const char *value, const char *valid);
+int MPIDI_CX_cvar_invalid_int(const char *cvar, int value, const char *valid);
 int MPIDI_CX_init_vcis(void);
 void MPIDI_CX_finalize(void);
 int MPIDI_CX_wait_reactivated(MPID_Progress_state * state);

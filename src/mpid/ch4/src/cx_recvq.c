@@ -60,17 +60,11 @@ int MPIDIG_cx_recvq_init(void)
     else if (!strcasecmp(v, "list"))
         hash = false;
     else
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s", v,
-                                    "MPIR_CVAR_CH4_MATCHING", "hash, list");
-    if (MPIR_CVAR_CH4_MATCHING_LIST_MAX < 0) {
-        char val[32];
-        snprintf(val, sizeof(val), "%d", MPIR_CVAR_CH4_MATCHING_LIST_MAX);
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s", val,
-                                    "MPIR_CVAR_CH4_MATCHING_LIST_MAX",
-                                    "0 (always hash) or a positive queue length");
-    }
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_MATCHING", v, "hash, list");
+    if (MPIR_CVAR_CH4_MATCHING_LIST_MAX < 0)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_MATCHING_LIST_MAX",
+                                         MPIR_CVAR_CH4_MATCHING_LIST_MAX,
+                                         "0 (always hash) or a positive queue length");
     for (int vci = 0; vci < MPIDI_global.n_vcis; vci++) {
         MPIDI_global.per_vci[vci].cx_matcher = NULL;
         if (!hash)

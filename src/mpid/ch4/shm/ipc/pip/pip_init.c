@@ -26,26 +26,18 @@ static MPIDI_CX_PIP_space_t my_space(void)
     return s;
 }
 
-static int negative_cvar(const char *name, int value, const char *valid)
-{
-    char val[32];
-    snprintf(val, sizeof(val), "%d", value);
-    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                MPI_ERR_OTHER, "**cx|cvar", "**cx|cvar %s %s %s", val, name, valid);
-}
-
 /* Before the world exists: the CVARs and the pvars. */
 int MPIDI_CX_PIP_init_local(void)
 {
     register_pvars();
     if (MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD < 0)
-        return negative_cvar("MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD",
-                             MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD,
-                             "a message size in bytes, 0 or more");
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD",
+                                         MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD,
+                                         "a message size in bytes, 0 or more");
     if (MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK < 0)
-        return negative_cvar("MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK",
-                             MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK,
-                             "a chunk size in bytes, or 0 for no sharing");
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK",
+                                         MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK,
+                                         "a chunk size in bytes, or 0 for no sharing");
     return MPI_SUCCESS;
 }
 

@@ -104,9 +104,14 @@ static inline int cx_pip_share_ready(cx_pip_share_t * s)
         __atomic_load_n(&s->taken, __ATOMIC_RELAXED) < s->nchunks;
 }
 
+static inline int cx_pip_share_trylock(cx_pip_share_list_t * l)
+{
+    return !__atomic_exchange_n(&l->lock, 1, __ATOMIC_ACQUIRE);
+}
+
 static inline void cx_pip_share_lock(cx_pip_share_list_t * l)
 {
-    while (__atomic_exchange_n(&l->lock, 1, __ATOMIC_ACQUIRE))
+    while (!cx_pip_share_trylock(l))
         while (__atomic_load_n(&l->lock, __ATOMIC_RELAXED))
             sched_yield();
 }
@@ -148,7 +153,7 @@ static inline size_t cx_pip_share_help(cx_pip_share_list_t * l, size_t * chunks)
     size_t bytes = 0;
     if (!__atomic_load_n(&l->head, __ATOMIC_RELAXED))
         return 0;
-    if (__atomic_exchange_n(&l->lock, 1, __ATOMIC_ACQUIRE))
+    if (!cx_pip_share_trylock(l))
         return 0;
     for (cx_pip_share_t * s = l->head; s; s = s->next)
         if (cx_pip_share_ready(s))
