@@ -7,7 +7,7 @@
  *         -o lockbench lockbench.c ../src/util/threadsafety/cx_topology.c -lhwloc
  *
  * Usage:
- *     lockbench --lock mutex|ticket|mcs|clh|clhub|hclhub [--threads N|N,N,...]
+ *     lockbench --lock mutex|futex|ticket|mcs|clh|clhub|hclhub [--threads N|N,N,...]
  *               [--seconds S] [--delay D]
  *
  * Each thread loops: acquire; increment a shared counter and write one shared
@@ -26,6 +26,7 @@
 #include "cx_clh.h"
 #include "cx_clhub.h"
 #include "cx_hclhub.h"
+#include "cx_futex.h"
 #include "cx_topology.h"
 #include <errno.h>
 #include <pthread.h>
@@ -47,6 +48,7 @@ typedef struct {
 static struct {
     CX_CACHE_ALIGNED pthread_mutex_t mutex;
     cx_ticket_lock_t ticket;
+    cx_futex_lock_t futex;
     cx_mcs_lock_t mcs;
     cx_clh_lock_t clh;
     cx_clhub_lock_t clhub;
@@ -59,6 +61,9 @@ static void mutex_release(void) { pthread_mutex_unlock(&locks.mutex); }
 static int ticket_init(void) { cx_ticket_init(&locks.ticket); return 0; }
 static void ticket_acquire(void) { cx_ticket_acquire(&locks.ticket); }
 static void ticket_release(void) { cx_ticket_release(&locks.ticket); }
+static int futex_init(void) { cx_futex_init(&locks.futex); return 0; }
+static void futex_acquire(void) { cx_futex_acquire(&locks.futex); }
+static void futex_release(void) { cx_futex_release(&locks.futex); }
 static int mcs_init(void) { cx_mcs_init(&locks.mcs); return 0; }
 static void mcs_acquire(void) { cx_mcs_acquire(&locks.mcs); }
 static void mcs_release(void) { cx_mcs_release(&locks.mcs); }
@@ -74,6 +79,7 @@ static void hclhub_release(void) { cx_hclhub_release(&locks.hclhub); }
 
 static const lock_impl_t impls[] = {
     {"mutex", mutex_init, mutex_acquire, mutex_release},
+    {"futex", futex_init, futex_acquire, futex_release},
     {"ticket", ticket_init, ticket_acquire, ticket_release},
     {"mcs", mcs_init, mcs_acquire, mcs_release},
     {"clh", clh_init, clh_acquire, clh_release},
@@ -123,7 +129,7 @@ static double now(void)
 
 static void usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s --lock mutex|ticket|mcs|clh|clhub|hclhub [--threads N|N,N,...] "
+    fprintf(stderr, "usage: %s --lock mutex|futex|ticket|mcs|clh|clhub|hclhub [--threads N|N,N,...] "
             "[--seconds S] [--delay D]\n", prog);
     exit(2);
 }

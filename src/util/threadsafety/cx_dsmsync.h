@@ -14,6 +14,12 @@
  *   cx_dsm_acquire: outer MCS lock, enqueue a NULL request, combine: the
  *                   caller then runs its own critical section exclusively
  *   cx_dsm_release: hand the combining lock on, release the outer MCS lock
+ *   cx_dsm_enter_first / cx_dsm_finish_first / cx_dsm_synch_linked:
+ *                   cx_dsm_synch split so that a caller that finds the
+ *                   queue empty runs its own operation inline, without
+ *                   building a request (CSync's uncontended case)
+ *   cx_dsm_try_first: the same with a CAS instead of the swap, so a caller
+ *                   that fails has changed nothing and may call cx_dsm_synch
  *
  * Rules (paper, and notes/csync-lockq.md §1f):
  *   - two qnodes per thread, toggled per call: a node just served may still
@@ -62,7 +68,12 @@ typedef struct {
     cx_dsm_qnode_t qnodes[2];
     int toggle;
     cx_dsm_qnode_t *head;       /* last node we served, NULL if we did not combine */
+    cx_dsm_qnode_t *pred;       /* cx_dsm_enter_first: our predecessor, not yet linked */
 } cx_dsm_thread_t;
+
+/* The request of a node whose owner runs its operation itself: it is first
+ * in the queue, so no other thread ever reads it. */
+#define CX_DSM_INLINE ((void *) 1)
 
 typedef void (*cx_dsm_apply_fn) (void *req, void *ctx);
 
@@ -150,8 +161,9 @@ static inline void cx_dsm__combine(cx_dsm_t *d, cx_dsm_thread_t *t)
         return;
     }
     for (;;) {
-        if (tmp->req == NULL) {
-            /* our own dsm_acquire node: hold the lock, apply nothing */
+        if (tmp->req == NULL || tmp->req == CX_DSM_INLINE) {
+            /* our own dsm_acquire node (hold the lock, apply nothing), or
+             * our operation that we ran inline */
             assert(counter == 0);
         } else {
             d->apply(tmp->req, d->ctx);
@@ -177,15 +189,18 @@ static inline void cx_dsm__combine(cx_dsm_t *d, cx_dsm_thread_t *t)
     t->head = tmp;
 
     if (applied > 0) {
+        /* a batch counts the combiner's own operation, run inline or not */
+        void *own_req = t->qnodes[t->toggle].req;
+        unsigned long foreign = applied - ((own_req != NULL && own_req != CX_DSM_INLINE) ? 1 : 0);
+        unsigned long batch = foreign + (own_req != NULL ? 1 : 0);
         unsigned b = 0;
-        while (b + 1 < CX_DSM_HIST_BUCKETS && (applied >> (b + 1)) != 0)
+        while (b + 1 < CX_DSM_HIST_BUCKETS && (batch >> (b + 1)) != 0)
             b++;
-        unsigned long own = (t->qnodes[t->toggle].req != NULL) ? 1 : 0;
-        cx_dsm__stat_add(&d->combined, applied - own);
+        cx_dsm__stat_add(&d->combined, foreign);
         cx_dsm__stat_add(&d->batches, 1);
         cx_dsm__stat_add(&d->batch_hist[b], 1);
-        if (applied > atomic_load_explicit(&d->max_batch, memory_order_relaxed))
-            atomic_store_explicit(&d->max_batch, applied, memory_order_relaxed);
+        if (batch > atomic_load_explicit(&d->max_batch, memory_order_relaxed))
+            atomic_store_explicit(&d->max_batch, batch, memory_order_relaxed);
     }
 }
 
@@ -216,8 +231,81 @@ static inline void cx_dsm__release(cx_dsm_t *d, cx_dsm_thread_t *t)
  * combiner. */
 static inline void cx_dsm_synch(cx_dsm_t *d, cx_dsm_thread_t *t, void *req)
 {
-    assert(req != NULL);
+    assert(req != NULL && req != CX_DSM_INLINE);
     cx_dsm__acq_enq(d, t, req);
+    cx_dsm__combine(d, t);
+    cx_dsm__release(d, t);
+}
+
+/* cx_dsm_synch in steps, for a caller that can run its own operation
+ * inline.  Enqueue a node without a request; true when the queue was
+ * empty: the caller holds the combining lock, runs its operation, then
+ * calls cx_dsm_finish_first (which serves whatever queued behind it).
+ * False: the caller builds its request and calls cx_dsm_synch_linked.  The
+ * predecessor reads our request only after we link the node to it, so the
+ * request may be filled in after the swap. */
+static inline bool cx_dsm_enter_first(cx_dsm_t *d, cx_dsm_thread_t *t)
+{
+    t->toggle ^= 1;
+    cx_dsm_qnode_t *local = &t->qnodes[t->toggle];
+    atomic_store_explicit(&local->status, CX_DSM_WAIT, memory_order_relaxed);
+    atomic_store_explicit(&local->next, NULL, memory_order_relaxed);
+    local->req = CX_DSM_INLINE;
+    /* acq_rel as in cx_dsm__acq_enq */
+    t->pred = atomic_exchange_explicit(&d->tail, local, memory_order_acq_rel);
+    return t->pred == NULL;
+}
+
+/* Like cx_dsm_enter_first, but enqueue only into an empty queue (CAS, as an
+ * MCS try-lock); false leaves queue and thread state as they were, so the
+ * caller may then build its request and call cx_dsm_synch.  True: as
+ * cx_dsm_enter_first, finish with cx_dsm_finish_first. */
+static inline bool cx_dsm_try_first(cx_dsm_t *d, cx_dsm_thread_t *t)
+{
+    /* the node not used by our last call: a combiner may still read that one */
+    cx_dsm_qnode_t *local = &t->qnodes[t->toggle ^ 1];
+    cx_dsm_qnode_t *expected = NULL;
+    if (atomic_load_explicit(&d->tail, memory_order_relaxed) != NULL)
+        return false;
+    atomic_store_explicit(&local->status, CX_DSM_WAIT, memory_order_relaxed);
+    atomic_store_explicit(&local->next, NULL, memory_order_relaxed);
+    local->req = CX_DSM_INLINE;
+    /* acq_rel as the swap in cx_dsm__acq_enq */
+    if (!atomic_compare_exchange_strong_explicit(&d->tail, &expected, local,
+                                                 memory_order_acq_rel, memory_order_relaxed))
+        return false;
+    t->toggle ^= 1;
+    return true;
+}
+
+static inline void cx_dsm_finish_first(cx_dsm_t *d, cx_dsm_thread_t *t)
+{
+    /* nobody linked behind us: combining would stop at once, so only the
+     * release's CAS is left (the uncontended case, kept inline) */
+    cx_dsm_qnode_t *local = &t->qnodes[t->toggle];
+    if (atomic_load_explicit(&local->next, memory_order_acquire) == NULL) {
+        cx_dsm_qnode_t *expected = local;
+        if (atomic_compare_exchange_strong_explicit(&d->tail, &expected, NULL,
+                                                    memory_order_release,
+                                                    memory_order_relaxed))
+            return;
+    }
+    cx_dsm__combine(d, t);
+    cx_dsm__release(d, t);
+}
+
+/* After cx_dsm_enter_first returned false: publish req (not NULL), link to
+ * the predecessor, and return once req was applied, as cx_dsm_synch. */
+static inline void cx_dsm_synch_linked(cx_dsm_t *d, cx_dsm_thread_t *t, void *req)
+{
+    assert(req != NULL && req != CX_DSM_INLINE);
+    cx_dsm_qnode_t *local = &t->qnodes[t->toggle];
+    local->req = req;
+    /* release: the request is visible to the combiner that follows the link */
+    atomic_store_explicit(&t->pred->next, local, memory_order_release);
+    unsigned spins = 0;
+    while (atomic_load_explicit(&local->status, memory_order_acquire) == CX_DSM_WAIT)
+        cx_spin_pause(&spins);
     cx_dsm__combine(d, t);
     cx_dsm__release(d, t);
 }

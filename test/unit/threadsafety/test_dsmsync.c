@@ -4,6 +4,8 @@
  * tail node, NULL request, max_combine), at most one NULL request in the
  * queue, and a stress mixing cx_dsm_synch with exclusive sections (exact
  * count, every request applied once, counters consistent, batch bound).
+ * Both also drive the inline-first steps (cx_dsm_enter_first, then
+ * cx_dsm_finish_first or cx_dsm_synch_linked; cx_dsm_try_first).
  *
  *     test_dsmsync scripted|stress
  */
@@ -56,10 +58,39 @@ typedef struct {
     req_t req;
     cx_dsm_thread_t ts;
     bool exclusive;             /* cx_dsm_acquire/release instead of synch */
+    bool inline_first;          /* the enter_first steps instead of synch */
     atomic_int done;
 } actor_t;
 
 static actor_t A[8];
+
+/* cx_dsm_synch as CSync's inline issue path does it: run the request here
+ * when the queue is empty, else the whole cx_dsm_synch. */
+static void synch_try_first(cx_dsm_thread_t * ts, req_t * req)
+{
+    if (cx_dsm_try_first(&D, ts)) {
+        apply(req, NULL);
+        cx_dsm_finish_first(&D, ts);
+        CHECK(req->applied_by == my_tid, "an inline request was applied by %d", req->applied_by);
+    } else {
+        cx_dsm_synch(&D, ts, req);
+        CHECK(req->applied_by >= 0, "synch returned before the request was applied");
+    }
+}
+
+/* cx_dsm_synch as CSync's out-of-line issue path does it: run the request
+ * here when the queue was empty, else hand it over. */
+static void synch_inline_first(cx_dsm_thread_t * ts, req_t * req)
+{
+    if (cx_dsm_enter_first(&D, ts)) {
+        apply(req, NULL);
+        cx_dsm_finish_first(&D, ts);
+        CHECK(req->applied_by == my_tid, "an inline request was applied by %d", req->applied_by);
+    } else {
+        cx_dsm_synch_linked(&D, ts, req);
+        CHECK(req->applied_by >= 0, "synch_linked returned before the request was applied");
+    }
+}
 
 static void *actor(void *p)
 {
@@ -72,6 +103,8 @@ static void *actor(void *p)
         S.order[atomic_fetch_add(&S.pos, 1)] = t->id;
         t_cs_exit(&S.cs);
         cx_dsm_release(&D, &a->ts);
+    } else if (a->inline_first) {
+        synch_inline_first(&a->ts, &a->req);
     } else {
         cx_dsm_synch(&D, &a->ts, &a->req);
         CHECK(a->req.applied_by >= 0, "synch returned before the request was applied");
@@ -93,6 +126,7 @@ static void reset_actors(void)
         A[i].req.applied_by = -1;
         A[i].req.block = false;
         A[i].exclusive = false;
+        A[i].inline_first = false;
         atomic_store(&A[i].done, 0);
         cx_dsm_thread_init(&A[i].ts);
     }
@@ -205,7 +239,73 @@ static void scripted_test(void)
         CHECK(atomic_load(&D.check_max_nulls) == 1, "%d NULL requests queued at once",
               atomic_load(&D.check_max_nulls));
     }
-    printf("dsmsync scripted: tail never served, max_combine 0/1, NULL stop, one NULL: ok\n");
+    /* 5. inline first: M finds the queue empty and runs its own request
+     * (blocked in apply); A (synch) and B (linked) queue behind it.  M's
+     * finish serves A, not the tail B; its batch is M's and A's. */
+    cx_dsm_init(&D, 1024, apply, NULL);
+    reset_actors();
+    {
+        enum { m = 0, a = 1, b = 2 };
+        t_thread_t th[3];
+        A[m].req.block = true;
+        A[m].inline_first = A[b].inline_first = true;
+        t_start(&th[m], m, actor, NULL);
+        WAIT_UNTIL(atomic_load(&S.in_apply));
+        CHECK(dsm_tail() == (uintptr_t) & A[m].ts.qnodes[A[m].ts.toggle],
+              "an inline-first caller is not the queue tail");
+        enqueue_actor(&th[a], a);
+        enqueue_actor(&th[b], b);
+        /* B linked itself behind A: A is not the tail M's finish sees */
+        WAIT_UNTIL(atomic_load(&A[a].ts.qnodes[A[a].ts.toggle].next) != NULL);
+        atomic_store(&S.unblock, 1);
+        for (int i = 0; i < 3; i++)
+            t_join(&th[i]);
+        int expect[3] = { m, a, b };
+        for (int i = 0; i < 3; i++)
+            CHECK(S.order[i] == expect[i], "inline first: position %d is %d, expected %d", i,
+                  S.order[i], expect[i]);
+        expect_applied(m, m);
+        expect_applied(a, m);
+        expect_applied(b, b);
+        CHECK(atomic_load(&D.combined) == 1 && atomic_load(&D.batches) == 2 &&
+              atomic_load(&D.max_batch) == 2,
+              "inline first: combined %lu batches %lu max %lu, expected 1, 2 and 2",
+              atomic_load(&D.combined), atomic_load(&D.batches), atomic_load(&D.max_batch));
+        CHECK(atomic_load(&D.tail) == NULL, "queue not empty at the end");
+    }
+
+    /* 6. inline first behind a holder: A's enter_first fails, so A links
+     * its request and the holder's successor path applies it */
+    cx_dsm_init(&D, 1024, apply, NULL);
+    reset_actors();
+    A[0].inline_first = A[1].inline_first = true;
+    queue_behind_main(3);
+    expect_applied(0, 0);
+    expect_applied(1, 0);
+    expect_applied(2, 2);
+    /* 7. try_first: succeeds on an empty queue; on a held one it fails
+     * without touching the queue or the thread's node toggle */
+    cx_dsm_init(&D, 1024, apply, NULL);
+    reset_actors();
+    {
+        cx_dsm_thread_t mt, ot;
+        cx_dsm_thread_init(&mt);
+        cx_dsm_thread_init(&ot);
+        CHECK(cx_dsm_try_first(&D, &ot), "try_first failed on an empty queue");
+        cx_dsm_finish_first(&D, &ot);
+        CHECK(atomic_load(&D.tail) == NULL, "queue not empty after finish_first");
+        cx_dsm_acquire(&D, &mt);
+        uintptr_t before = dsm_tail();
+        int toggle = ot.toggle;
+        CHECK(!cx_dsm_try_first(&D, &ot), "try_first succeeded on a held queue");
+        CHECK(dsm_tail() == before && ot.toggle == toggle, "a failed try_first changed state");
+        cx_dsm_release(&D, &mt);
+        CHECK(atomic_load(&D.tail) == NULL && atomic_load(&D.batches) == 0,
+              "try_first: tail %p, batches %lu", (void *) atomic_load(&D.tail),
+              atomic_load(&D.batches));
+    }
+    printf("dsmsync scripted: tail never served, max_combine 0/1, NULL stop, one NULL, "
+           "inline first, try first: ok\n");
 }
 
 /* ---- stress ---- */
@@ -236,6 +336,14 @@ static void *stress_thread(void *p)
             t_cs_enter(&S.cs);
             t_cs_exit(&S.cs);
             cx_dsm_release(&D, &ts);
+        } else if (i % 4 != 0) {
+            req.applied_by = -1;
+            if (i % 4 == 1)
+                synch_inline_first(&ts, &req);
+            else
+                synch_try_first(&ts, &req);
+            if (req.applied_by != t->id)
+                ST.foreign[t->id]++;
         } else {
             req.applied_by = -1;
             cx_dsm_synch(&D, &ts, &req);

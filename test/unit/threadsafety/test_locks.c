@@ -1,14 +1,16 @@
 /*
- * Ticket, MCS and CLH locks: mutual exclusion (2, 4, 16 threads, with and
- * without tryacquire mixed in), two locks of the same type held at once,
- * FIFO service order, tryacquire semantics.
+ * Ticket, MCS, CLH and futex locks: mutual exclusion (2, 4, 16 threads,
+ * with and without tryacquire mixed in), two locks of the same type held at
+ * once, FIFO service order (not futex: it is not FIFO), tryacquire
+ * semantics, and for futex, sleepers woken.
  *
- *     test_locks ticket|mcs|clh mutex|nested|fifo|try
+ *     test_locks ticket|mcs|clh|futex mutex|nested|fifo|try|sleepers
  */
 #include "test_common.h"
 #include "cx_ticket.h"
 #include "cx_mcs.h"
 #include "cx_clh.h"
+#include "cx_futex.h"
 
 static void ticket_acquire(void *l) { cx_ticket_acquire(l); }
 static void ticket_release(void *l) { cx_ticket_release(l); }
@@ -34,16 +36,24 @@ static uintptr_t clh_token(void *l)
     return (uintptr_t) atomic_load(&((cx_clh_lock_t *) l)->tail);
 }
 
+static void futex_acquire(void *l) { cx_futex_acquire(l); }
+static void futex_release(void *l) { cx_futex_release(l); }
+static bool futex_try(void *l) { return cx_futex_tryacquire(l); }
+
 static const t_lock_ops_t ticket_ops = {
     "ticket", ticket_acquire, ticket_release, ticket_try, NULL, ticket_token
 };
 static const t_lock_ops_t mcs_ops = { "mcs", mcs_acquire, mcs_release, mcs_try, NULL, mcs_token };
 static const t_lock_ops_t clh_ops = { "clh", clh_acquire, clh_release, clh_try, NULL, clh_token };
+static const t_lock_ops_t futex_ops = {
+    "futex", futex_acquire, futex_release, futex_try, NULL, NULL
+};
 
 typedef struct {
     CX_CACHE_ALIGNED cx_ticket_lock_t ticket[2];
     cx_mcs_lock_t mcs[2];
     cx_clh_lock_t clh[2];
+    cx_futex_lock_t futex[2];
 } locks_t;
 
 static locks_t L;
@@ -77,13 +87,50 @@ static const t_lock_ops_t mcs_own_ops = {
     "mcs-own-node", mcs_own_acquire, mcs_own_release, NULL, mcs_cache_acquire, NULL
 };
 
+/* Threads that found the lock held past their spinning sleep in the
+ * kernel: the state says so (2), and every one of them is woken and gets
+ * the lock once the holder lets go (a lost wake-up hangs here, and the
+ * test command's timeout fails it). */
+static atomic_int sleepers_done;
+
+static void *futex_sleeper(void *p)
+{
+    t_thread_t *t = p;
+    cx_futex_acquire(t->arg);
+    atomic_fetch_add(&sleepers_done, 1);
+    cx_futex_release(t->arg);
+    return NULL;
+}
+
+static void futex_sleepers_test(cx_futex_lock_t * l)
+{
+    enum { N = 8 };
+    t_thread_t th[N];
+    cx_futex_acquire(l);
+    CHECK(atomic_load(&l->state) == 1, "held without waiters: state %d", atomic_load(&l->state));
+    for (int i = 0; i < N; i++)
+        t_start(&th[i], i, futex_sleeper, l);
+    t_sleep_ms(50);
+    CHECK(atomic_load(&l->state) == 2, "waiters past their spins, but state %d",
+          atomic_load(&l->state));
+    CHECK(atomic_load(&sleepers_done) == 0, "a waiter got a held lock");
+    cx_futex_release(l);
+    for (int i = 0; i < N; i++)
+        t_join(&th[i]);
+    CHECK(atomic_load(&sleepers_done) == N, "%d of %d waiters got the lock",
+          atomic_load(&sleepers_done), N);
+    CHECK(atomic_load(&l->state) == 0, "free at the end, but state %d", atomic_load(&l->state));
+    printf("futex sleepers: %d waiters slept and were woken: ok\n", N);
+}
+
 int main(int argc, char **argv)
 {
     const t_lock_ops_t *ops;
     void *l0, *l1;
 
     if (argc != 3) {
-        fprintf(stderr, "usage: %s ticket|mcs|clh mutex|nested|fifo|try\n", argv[0]);
+        fprintf(stderr, "usage: %s ticket|mcs|clh|futex mutex|nested|fifo|try|sleepers\n",
+                argv[0]);
         return 2;
     }
     cx_ticket_init(&L.ticket[0]);
@@ -91,6 +138,8 @@ int main(int argc, char **argv)
     cx_mcs_init(&L.mcs[0]);
     cx_mcs_init(&L.mcs[1]);
     CHECK(cx_clh_init(&L.clh[0]) == 0 && cx_clh_init(&L.clh[1]) == 0, "cx_clh_init");
+    cx_futex_init(&L.futex[0]);
+    cx_futex_init(&L.futex[1]);
 
     if (!strcmp(argv[1], "ticket")) {
         ops = &ticket_ops;
@@ -104,6 +153,10 @@ int main(int argc, char **argv)
         ops = &clh_ops;
         l0 = &L.clh[0];
         l1 = &L.clh[1];
+    } else if (!strcmp(argv[1], "futex")) {
+        ops = &futex_ops;
+        l0 = &L.futex[0];
+        l1 = &L.futex[1];
     } else {
         fprintf(stderr, "unknown lock %s\n", argv[1]);
         return 2;
@@ -126,6 +179,8 @@ int main(int argc, char **argv)
         t_fifo_test(ops, l0, 16, 5);
     } else if (!strcmp(argv[2], "try")) {
         t_try_test(ops, l0);
+    } else if (!strcmp(argv[2], "sleepers") && ops == &futex_ops) {
+        futex_sleepers_test(&L.futex[0]);
     } else {
         fprintf(stderr, "unknown test %s\n", argv[2]);
         return 2;

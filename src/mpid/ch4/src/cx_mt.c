@@ -23,10 +23,13 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         The lock under each VCI critical section (requires
-        --enable-thread-cs=per-vci): mutex (MPICH's pthread mutex), ticket,
-        mcs, clh, clhub (priority lock with unbounded bias), hclhub (clhub
-        with a NUMA cohort lock). Empty selects the configure default
-        (--with-ch4-vci-lock). The csync model always uses its combining lock.
+        --enable-thread-cs=per-vci): mutex (MPICH's pthread mutex), futex
+        (the same algorithm, try-lock and release inline), ticket, mcs, clh,
+        clhub (priority lock with unbounded bias), hclhub (clhub with a NUMA
+        cohort lock). Empty: the model's own lock (hclhub for hclhub-usc and
+        hclhub-ksc), else --with-ch4-vci-lock if configure was given one,
+        else mutex (direct) or futex (lockq). The csync model always uses its
+        combining lock.
 
     - name        : MPIR_CVAR_CH4_CX_MAX_COMBINE
       category    : CH4_CX
@@ -68,19 +71,25 @@ cvars:
 MPIDI_CX_global_t MPIDI_CX_global;
 _Thread_local cx_test_backoff_t MPIDI_CX_test_backoff;
 
-/* The values of MPIR_CVAR_CH4_MT_MODEL (and --enable-ch4-mt) that are ours;
- * lock -1: MPIR_CVAR_CH4_VCI_LOCK or the configure default decides. */
+/* The values of MPIR_CVAR_CH4_MT_MODEL (and --enable-ch4-mt) that are ours.
+ * The VCI lock: MPIR_CVAR_CH4_VCI_LOCK if set; else the model's own lock
+ * (`lock`, part of what the model is); else --with-ch4-vci-lock if given;
+ * else the model's default (`dflt`). */
 static const struct {
     const char *name;
     int model;
-    int lock;                   /* default VCI lock of the model */
+    int lock;                   /* the model's own lock, -1: none */
+    int dflt;                   /* its lock when nothing else names one */
     int wait_kind;
 } models[] = {
-    {"direct", MPIDI_CX_MT_DIRECT, -1, MPIDI_CX_WAIT_POLL},
-    {"lockq", MPIDI_CX_MT_LOCKQ, -1, MPIDI_CX_WAIT_POLL},
-    {"csync", MPIDI_CX_MT_CSYNC, MPIDU_CX_LOCK_DSM, MPIDI_CX_WAIT_POLL},
-    {"hclhub-usc", MPIDI_CX_MT_DIRECT, MPIDU_CX_LOCK_HCLHUB, MPIDI_CX_WAIT_USC},
-    {"hclhub-ksc", MPIDI_CX_MT_DIRECT, MPIDU_CX_LOCK_HCLHUB, MPIDI_CX_WAIT_KSC},
+    {"direct", MPIDI_CX_MT_DIRECT, -1, MPIDU_CX_LOCK_MUTEX, MPIDI_CX_WAIT_POLL},
+    /* LockQ issues under a try-lock: the futex mutex's is inline */
+    {"lockq", MPIDI_CX_MT_LOCKQ, -1, MPIDU_CX_LOCK_FUTEX, MPIDI_CX_WAIT_POLL},
+    {"csync", MPIDI_CX_MT_CSYNC, MPIDU_CX_LOCK_DSM, MPIDU_CX_LOCK_DSM, MPIDI_CX_WAIT_POLL},
+    {"hclhub-usc", MPIDI_CX_MT_DIRECT, MPIDU_CX_LOCK_HCLHUB, MPIDU_CX_LOCK_HCLHUB,
+     MPIDI_CX_WAIT_USC},
+    {"hclhub-ksc", MPIDI_CX_MT_DIRECT, MPIDU_CX_LOCK_HCLHUB, MPIDU_CX_LOCK_HCLHUB,
+     MPIDI_CX_WAIT_KSC},
 };
 
 #define NUM_MODELS ((int) (sizeof(models) / sizeof(models[0])))
@@ -179,13 +188,15 @@ int MPIDI_CX_init(bool * consumed)
         name = MPIR_CVAR_CH4_VCI_LOCK;
     else if (models[m].lock >= 0)
         name = MPIDU_CX_lock_name(models[m].lock);
-    else
+    else if (strcmp(MPIDI_CX_DEFAULT_VCI_LOCK, "default"))
         name = MPIDI_CX_DEFAULT_VCI_LOCK;
+    else
+        name = MPIDU_CX_lock_name(models[m].dflt);
     MPIDI_CX_global.lock_kind = MPIDU_CX_lock_parse(name);
     if (MPIDI_CX_global.lock_kind < 0 || (MPIDI_CX_global.lock_kind == MPIDU_CX_LOCK_DSM &&
                                           MPIDI_CX_global.model != MPIDI_CX_MT_CSYNC))
         return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_VCI_LOCK", name,
-                                     "mutex, ticket, mcs, clh, clhub, hclhub");
+                                     "mutex, futex, ticket, mcs, clh, clhub, hclhub");
     if (MPIDI_CX_global.model == MPIDI_CX_MT_CSYNC)
         MPIDI_CX_global.lock_kind = MPIDU_CX_LOCK_DSM;
 
@@ -676,51 +687,68 @@ static void csync_apply(void *req, void *ctx)
 {
     MPIDU_cx_lock_t *l = ctx;
     MPIDI_CX_descr_t *d = req;
-    MPIDU_Thread_mutex_t *m = &MPIDI_VCI(l->index).lock;
-    /* the transport re-enters this VCI's section: make that a recursion */
-    MPL_thread_self(&m->owner);
-    m->count = 1;
+    MPIDI_CX_csync_hold(l->index);
     d->mpi_errno = issue_direct(d, d->reqp);
-    m->count = 0;
-    m->owner = 0;
-}
-
-int MPIDI_CX_csync_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req)
-{
-    MPIDU_cx_lock_t *l = MPIDI_CX_global.locks[d->vci];
-    d->reqp = req;
-    cx_dsm_synch(&l->u.dsm, MPIDU_CX_dsm_thread(l), d);
-    return d->mpi_errno;
+    MPIDI_CX_csync_unhold(l->index);
 }
 
 /* ---- the issue paths of LockQ and CSync --------------------------------- */
 
-/* Out of line, so that MPICH's direct path stays as inlined as in MPICH. */
+/* Out of line, so that MPICH's direct path stays as inlined as in MPICH.
+ * Each has one call of the transport's issue function, so that it stays
+ * inlined here too. */
+
+/* CSync: a thread that finds the combining queue empty heads it, holds the
+ * lock at once and issues inline, building no descriptor (one thread always
+ * does); otherwise it announces a descriptor and waits until it ran. */
+#define MPIDI_CX_CSYNC_ENTER(vci_, l_, t_, descr_, req_)                \
+    do {                                                                \
+        t_ = MPIDU_CX_dsm_thread(l_);                                   \
+        if (!cx_dsm_enter_first(&l_->u.dsm, t_)) {                      \
+            MPIDI_CX_descr_t d_ = descr_;                               \
+            d_.reqp = (req_);                                           \
+            cx_dsm_synch_linked(&l_->u.dsm, t_, &d_);                   \
+            return d_.mpi_errno;                                        \
+        }                                                               \
+        MPIDI_CX_csync_hold(vci_);                                      \
+    } while (0)
+
+/* Issue while holding the VCI (LockQ) or heading its queue (CSync, t_ set),
+ * then let go. */
+#define MPIDI_CX_ISSUE_HELD(vci_, l_, t_, direct_call_)                 \
+    do {                                                                \
+        int err_ = direct_call_;                                        \
+        if (t_) {                                                       \
+            MPIDI_CX_csync_unhold(vci_);                                \
+            cx_dsm_finish_first(&l_->u.dsm, t_);                        \
+        } else {                                                        \
+            MPIDU_CX_cs_exit(&MPIDI_VCI(vci_).lock);                    \
+        }                                                               \
+        return err_;                                                    \
+    } while (0)
 
 /* LockQ: issue under the try-lock, or hand the operation to the holder; a
  * holder that left work in the queue (MAX_COMBINE reached, or a producer
- * not yet linked) queues its own operation behind it, to keep the order.
- * CSync: announce it and wait until it ran. */
+ * not yet linked) queues its own operation behind it, to keep the order. */
 #define MPIDI_CX_ISSUE(vci_, direct_call_, descr_, req_)                \
     do {                                                                \
+        MPIDU_cx_lock_t *l_ = MPIDI_CX_global.locks[vci_];              \
+        cx_dsm_thread_t *t_ = NULL;                                     \
         if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ) {                         \
-            if (MPIDI_CX_issue_tryenter(vci_)) {                        \
-                int err_;                                               \
-                if (likely(!cx_lockq_pending(MPIDI_CX_global.queues[vci_]))) { \
-                    err_ = direct_call_;                                \
-                } else {                                                \
-                    MPIDI_CX_descr_t d_ = descr_;                       \
-                    err_ = MPIDI_CX_lockq_post(&d_, req_, true);        \
-                }                                                       \
+            if (!MPIDI_CX_issue_tryenter(vci_)) {                       \
+                MPIDI_CX_descr_t d_ = descr_;                           \
+                return MPIDI_CX_lockq_post(&d_, req_, false);           \
+            }                                                           \
+            if (unlikely(cx_lockq_pending(MPIDI_CX_global.queues[vci_]))) { \
+                MPIDI_CX_descr_t d_ = descr_;                           \
+                int err_ = MPIDI_CX_lockq_post(&d_, req_, true);        \
                 MPIDU_CX_cs_exit(&MPIDI_VCI(vci_).lock);                \
                 return err_;                                            \
             }                                                           \
-            MPIDI_CX_descr_t d_ = descr_;                               \
-            return MPIDI_CX_lockq_post(&d_, req_, false);               \
         } else {                                                        \
-            MPIDI_CX_descr_t d_ = descr_;                               \
-            return MPIDI_CX_csync_issue(&d_, req_);                     \
+            MPIDI_CX_CSYNC_ENTER(vci_, l_, t_, descr_, req_);           \
         }                                                               \
+        MPIDI_CX_ISSUE_HELD(vci_, l_, t_, direct_call_);                \
     } while (0)
 
 /* Fills a descriptor; only built when the operation leaves this thread. */
@@ -736,16 +764,15 @@ int MPIDI_CX_csync_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req)
  * its end (they cannot be queued themselves), then issue. */
 #define MPIDI_CX_ISSUE_LOCKED(vci_, direct_call_, descr_, req_)          \
     do {                                                                \
+        MPIDU_cx_lock_t *l_ = MPIDI_CX_global.locks[vci_];              \
+        cx_dsm_thread_t *t_ = NULL;                                     \
         if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ) {                         \
             MPIDU_CX_cs_enter(&MPIDI_VCI(vci_).lock);                   \
             MPIDI_CX_drain_all(vci_);                                   \
-            int err_ = direct_call_;                                    \
-            MPIDU_CX_cs_exit(&MPIDI_VCI(vci_).lock);                    \
-            return err_;                                                \
         } else {                                                        \
-            MPIDI_CX_descr_t d_ = descr_;                               \
-            return MPIDI_CX_csync_issue(&d_, req_);                     \
+            MPIDI_CX_CSYNC_ENTER(vci_, l_, t_, descr_, req_);           \
         }                                                               \
+        MPIDI_CX_ISSUE_HELD(vci_, l_, t_, direct_call_);                \
     } while (0)
 
 int MPIDI_CX_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,

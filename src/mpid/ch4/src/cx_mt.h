@@ -126,7 +126,6 @@ void MPIDI_CX_reactivation_register_pvars(void);
 bool MPIDI_CX_force_trylock_failure(void);
 int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * d, MPIR_Request ** req, bool locked);
 void MPIDI_CX_drain_all(int vci);
-int MPIDI_CX_csync_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req);
 void MPIDI_CX_resolve_issued(int vci);
 int MPIDI_CX_cancel(MPIR_Request * req);
 bool MPIDI_CX_progress_trylock_failed(int vci, int wait);
@@ -140,17 +139,59 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_issue_tryenter(int vci)
 }
 
 /* LockQ's issue fast path, inline at the call site: true when the try-lock
- * succeeded and nothing is left queued, so the caller issues directly and
- * then leaves the section.  Otherwise the out-of-line path decides (queue
- * behind what is there, or behind the holder). */
+ * succeeded and the queue is empty, so the caller issues directly and then
+ * calls MPIDI_CX_lockq_fast_exit.  Otherwise the out-of-line path decides
+ * (run the queue first, queue behind it, or behind the holder). */
 MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_lockq_fast_enter(int vci)
 {
-    if (!MPIDI_CX_issue_tryenter(vci))
+    if (unlikely(MPIDI_CX_global.force_trylock_fail))
+        return false;           /* the slow path applies the debug CVAR */
+    if (!MPIDU_CX_cs_tryenter_first(&MPIDI_VCI(vci).lock))
         return false;
     if (likely(!cx_lockq_pending(MPIDI_CX_global.queues[vci])))
         return true;
-    MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+    MPIDU_CX_cs_exit_first(&MPIDI_VCI(vci).lock);
     return false;
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_lockq_fast_exit(int vci)
+{
+    MPIDU_CX_cs_exit_first(&MPIDI_VCI(vci).lock);
+}
+
+/* Around an operation run under CSync's combining lock: the transport
+ * re-enters the VCI's section, which must count as a recursion. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_csync_hold(int vci)
+{
+    MPIDI_VCI(vci).lock.owner = MPIDU_CX_thread_self();
+    MPIDI_VCI(vci).lock.count = 1;
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_csync_unhold(int vci)
+{
+    MPIDI_VCI(vci).lock.count = 0;
+    MPIDI_VCI(vci).lock.owner = 0;
+}
+
+/* CSync's issue fast path, inline at the call site: when the VCI's
+ * combining queue is empty, head it (this thread's DSM state is returned)
+ * and issue directly, then MPIDI_CX_csync_fast_exit; NULL: nothing
+ * changed, the out-of-line path announces the operation. */
+MPL_STATIC_INLINE_PREFIX cx_dsm_thread_t *MPIDI_CX_csync_fast_enter(int vci)
+{
+    MPIDU_cx_lock_t *l = MPIDI_CX_global.locks[vci];
+    cx_dsm_thread_t *t = MPIDU_CX_dsm_thread(l);
+    if (!cx_dsm_try_first(&l->u.dsm, t))
+        return NULL;
+    MPIDI_CX_csync_hold(vci);
+    return t;
+}
+
+/* Serves whatever queued behind us meanwhile, and lets go. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_csync_fast_exit(int vci, cx_dsm_thread_t * t)
+{
+    MPIDI_CX_csync_unhold(vci);
+    cx_dsm_finish_first(&MPIDI_CX_global.locks[vci]->u.dsm, t);
 }
 
 /* Progress entry for a VCI with a CX lock.  Returns false when this progress

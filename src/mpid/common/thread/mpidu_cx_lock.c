@@ -5,7 +5,7 @@
 #include "cx_topology.h"
 
 const char *const MPIDU_CX_lock_names[MPIDU_CX_NUM_LOCKS] = {
-    "mutex", "ticket", "mcs", "clh", "clhub", "hclhub", "dsm"
+    "mutex", "ticket", "mcs", "clh", "clhub", "hclhub", "dsm", "futex"
 };
 
 _Thread_local cx_dsm_thread_t *MPIDU_CX_dsm_threads[MPIDU_CX_MAX_LOCKS];
@@ -43,6 +43,11 @@ static void dsm_apply_unset(void *req, void *ctx)
 
 int MPIDU_CX_lock_init(MPIDU_cx_lock_t * l, int kind, int index, int num_numa_nodes)
 {
+    MPL_thread_id_t self;
+    MPL_thread_self(&self);
+    /* a platform where the thread pointer is not pthread_self() needs the
+     * call in MPIDU_CX_thread_self */
+    MPIR_Assert(MPIDU_CX_thread_self() == self);
     memset(l, 0, sizeof(*l));
     l->kind = kind;
     l->index = index;
@@ -63,6 +68,9 @@ int MPIDU_CX_lock_init(MPIDU_cx_lock_t * l, int kind, int index, int num_numa_no
             return cx_hclhub_init(&l->u.hclhub, num_numa_nodes);
         case MPIDU_CX_LOCK_DSM:
             cx_dsm_init(&l->u.dsm, 1024, dsm_apply_unset, NULL);
+            break;
+        case MPIDU_CX_LOCK_FUTEX:
+            cx_futex_init(&l->u.futex);
             break;
         default:
             return EINVAL;

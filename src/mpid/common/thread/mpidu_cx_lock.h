@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include "cx_sync_common.h"
 #include "cx_ticket.h"
+#include "cx_futex.h"
 #include "cx_mcs.h"
 #include "cx_clh.h"
 #include "cx_clhub.h"
@@ -32,6 +33,7 @@ enum {
     MPIDU_CX_LOCK_CLHUB,        /* priority lock with unbounded bias */
     MPIDU_CX_LOCK_HCLHUB,       /* CLHub whose high-priority FIFO is a NUMA cohort lock */
     MPIDU_CX_LOCK_DSM,          /* CSync: DSM-Synch combining lock */
+    MPIDU_CX_LOCK_FUTEX,        /* glibc's mutex algorithm, try-lock and release inline */
     MPIDU_CX_NUM_LOCKS
 };
 
@@ -47,6 +49,7 @@ typedef struct MPIDU_cx_lock {
         cx_clhub_lock_t clhub;
         cx_hclhub_lock_t hclhub;
         cx_dsm_t dsm;
+        cx_futex_lock_t futex;
     } u;
     int kind;
     int index;                  /* VCI number: selects the per-thread DSM state */
@@ -98,6 +101,9 @@ static inline void MPIDU_CX_lock_acquire(MPIDU_cx_lock_t * l, bool low_priority)
         case MPIDU_CX_LOCK_DSM:
             cx_dsm_acquire(&l->u.dsm, MPIDU_CX_dsm_thread(l));
             break;
+        case MPIDU_CX_LOCK_FUTEX:
+            cx_futex_acquire(&l->u.futex);
+            break;
     }
 }
 
@@ -117,12 +123,15 @@ static inline bool MPIDU_CX_lock_tryacquire(MPIDU_cx_lock_t * l)
             return cx_clhub_tryacquire(&l->u.clhub);
         case MPIDU_CX_LOCK_HCLHUB:
             return cx_hclhub_tryacquire(&l->u.hclhub);
+        case MPIDU_CX_LOCK_FUTEX:
+            return cx_futex_tryacquire(&l->u.futex);
         default:
             /* never asked: CSync issues by combining, not by try-lock */
             return false;
     }
 }
 
+__attribute__((always_inline))
 static inline void MPIDU_CX_lock_release(MPIDU_cx_lock_t * l)
 {
     switch (l->kind) {
@@ -147,6 +156,9 @@ static inline void MPIDU_CX_lock_release(MPIDU_cx_lock_t * l)
         case MPIDU_CX_LOCK_DSM:
             cx_dsm_release(&l->u.dsm, MPIDU_CX_dsm_thread(l));
             break;
+        case MPIDU_CX_LOCK_FUTEX:
+            cx_futex_release(&l->u.futex);
+            break;
     }
 }
 
@@ -155,6 +167,22 @@ static inline void MPIDU_CX_lock_acquired(MPIDU_cx_lock_t * l)
 {
     if (l->queue && cx_lockq_pending(l->queue))
         l->drain(l);
+}
+
+/* pthread_self() without a call (whose register spills cost more than it
+ * does): on x86-64 glibc a thread's pthread_t is the address of its thread
+ * control block, which the thread pointer holds.  MPIDU_CX_lock_init
+ * checks that the two agree.  Owners stored here are compared with
+ * MPICH's MPL_thread_self() in its own critical-section macros. */
+static inline MPL_thread_id_t MPIDU_CX_thread_self(void)
+{
+#if defined(__x86_64__) && defined(__GLIBC__) && __GNUC__ >= 11
+    return (MPL_thread_id_t) __builtin_thread_pointer();
+#else
+    MPL_thread_id_t self;
+    MPL_thread_self(&self);
+    return self;
+#endif
 }
 
 /* The critical-section operations behind MPID_THREAD_CS_{ENTER,EXIT,YIELD}(VCI, m)
@@ -166,7 +194,7 @@ __attribute__((always_inline))
 static inline bool MPIDU_CX_cs_reenter(MPIDU_Thread_mutex_t * m, MPL_thread_id_t * self)
 {
     int equal = 0;
-    MPL_thread_self(self);
+    *self = MPIDU_CX_thread_self();
     MPL_thread_same(self, &m->owner, &equal);
     if (equal)
         m->count++;
@@ -210,6 +238,30 @@ static inline bool MPIDU_CX_cs_tryenter(MPIDU_Thread_mutex_t * m)
     return true;
 }
 
+/* LockQ's uncontended issue (MPIDI_CX_lockq_fast_enter): the lock alone,
+ * no recursion check and no queue run.  A thread issuing from user code
+ * holds no VCI section; one that does fails here, and the slow path, which
+ * checks, takes over. */
+__attribute__((always_inline))
+static inline bool MPIDU_CX_cs_tryenter_first(MPIDU_Thread_mutex_t * m)
+{
+    if (!MPIDU_CX_lock_tryacquire(m->cx))
+        return false;
+    m->owner = MPIDU_CX_thread_self();
+    m->count = 1;
+    return true;
+}
+
+/* Its exit, inline as well. */
+__attribute__((always_inline))
+static inline void MPIDU_CX_cs_exit_first(MPIDU_Thread_mutex_t * m)
+{
+    if (__builtin_expect(--m->count == 0, 1)) {
+        m->owner = 0;
+        MPIDU_CX_lock_release(m->cx);
+    }
+}
+
 static inline void MPIDU_CX_cs_exit(MPIDU_Thread_mutex_t * m)
 {
     if (--m->count == 0) {
@@ -227,7 +279,7 @@ static inline void MPIDU_CX_cs_yield(MPIDU_Thread_mutex_t * m)
     MPIDU_CX_lock_release(m->cx);
     MPL_thread_yield();
     MPIDU_CX_lock_acquire(m->cx, true);
-    MPL_thread_self(&m->owner);
+    m->owner = MPIDU_CX_thread_self();
     m->count = saved;
     MPIDU_CX_lock_acquired(m->cx);
 }
