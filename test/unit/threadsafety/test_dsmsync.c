@@ -64,32 +64,23 @@ typedef struct {
 
 static actor_t A[8];
 
-/* cx_dsm_synch as CSync's inline issue path does it: run the request here
- * when the queue is empty, else the whole cx_dsm_synch. */
-static void synch_try_first(cx_dsm_thread_t * ts, req_t * req)
+/* cx_dsm_synch as CSync's issue paths do it: run the request here when the
+ * queue is empty, else hand it over.  try (the inline path): a CAS into an
+ * empty queue, else the whole cx_dsm_synch; otherwise (the out-of-line
+ * path) the swap, then the link when someone was ahead. */
+static void synch_first(cx_dsm_thread_t * ts, req_t * req, bool try)
 {
-    if (cx_dsm_try_first(&D, ts)) {
+    if (try ? cx_dsm_try_first(&D, ts) : cx_dsm_enter_first(&D, ts)) {
         apply(req, NULL);
         cx_dsm_finish_first(&D, ts);
         CHECK(req->applied_by == my_tid, "an inline request was applied by %d", req->applied_by);
-    } else {
+        return;
+    }
+    if (try)
         cx_dsm_synch(&D, ts, req);
-        CHECK(req->applied_by >= 0, "synch returned before the request was applied");
-    }
-}
-
-/* cx_dsm_synch as CSync's out-of-line issue path does it: run the request
- * here when the queue was empty, else hand it over. */
-static void synch_inline_first(cx_dsm_thread_t * ts, req_t * req)
-{
-    if (cx_dsm_enter_first(&D, ts)) {
-        apply(req, NULL);
-        cx_dsm_finish_first(&D, ts);
-        CHECK(req->applied_by == my_tid, "an inline request was applied by %d", req->applied_by);
-    } else {
+    else
         cx_dsm_synch_linked(&D, ts, req);
-        CHECK(req->applied_by >= 0, "synch_linked returned before the request was applied");
-    }
+    CHECK(req->applied_by >= 0, "synch returned before the request was applied");
 }
 
 static void *actor(void *p)
@@ -104,7 +95,7 @@ static void *actor(void *p)
         t_cs_exit(&S.cs);
         cx_dsm_release(&D, &a->ts);
     } else if (a->inline_first) {
-        synch_inline_first(&a->ts, &a->req);
+        synch_first(&a->ts, &a->req, false);
     } else {
         cx_dsm_synch(&D, &a->ts, &a->req);
         CHECK(a->req.applied_by >= 0, "synch returned before the request was applied");
@@ -338,10 +329,7 @@ static void *stress_thread(void *p)
             cx_dsm_release(&D, &ts);
         } else if (i % 4 != 0) {
             req.applied_by = -1;
-            if (i % 4 == 1)
-                synch_inline_first(&ts, &req);
-            else
-                synch_try_first(&ts, &req);
+            synch_first(&ts, &req, i % 4 == 2);
             if (req.applied_by != t->id)
                 ST.foreign[t->id]++;
         } else {
