@@ -246,7 +246,7 @@ int main(int argc, char **argv)
                max > 0 ? (double) min / (double) max : 0.0);
         fflush(stdout);
     }
-    if (impl == &impls[5])
+    if (!strcmp(impl->name, "hclhub"))
         cx_hclhub_destroy(&locks.hclhub);
     return status;
 }
