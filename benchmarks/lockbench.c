@@ -43,6 +43,7 @@ typedef struct {
     int (*init)(void);
     void (*acquire)(void);
     void (*release)(void);
+    void (*destroy)(void);      /* NULL: nothing to free */
 } lock_impl_t;
 
 static struct {
@@ -70,21 +71,24 @@ static void mcs_release(void) { cx_mcs_release(&locks.mcs); }
 static int clh_init(void) { return cx_clh_init(&locks.clh); }
 static void clh_acquire(void) { cx_clh_acquire(&locks.clh); }
 static void clh_release(void) { cx_clh_release(&locks.clh); }
+static void clh_destroy(void) { cx_clh_destroy(&locks.clh); }
 static int clhub_init(void) { return cx_clhub_init(&locks.clhub); }
 static void clhub_acquire(void) { cx_clhub_acquire(&locks.clhub); }
 static void clhub_release(void) { cx_clhub_release(&locks.clhub); }
+static void clhub_destroy(void) { cx_clhub_destroy(&locks.clhub); }
 static int hclhub_init(void) { return cx_hclhub_init(&locks.hclhub, MPIR_CX_topology_init()); }
 static void hclhub_acquire(void) { cx_hclhub_acquire(&locks.hclhub); }
 static void hclhub_release(void) { cx_hclhub_release(&locks.hclhub); }
+static void hclhub_destroy(void) { cx_hclhub_destroy(&locks.hclhub); }
 
 static const lock_impl_t impls[] = {
-    {"mutex", mutex_init, mutex_acquire, mutex_release},
-    {"futex", futex_init, futex_acquire, futex_release},
-    {"ticket", ticket_init, ticket_acquire, ticket_release},
-    {"mcs", mcs_init, mcs_acquire, mcs_release},
-    {"clh", clh_init, clh_acquire, clh_release},
-    {"clhub", clhub_init, clhub_acquire, clhub_release},
-    {"hclhub", hclhub_init, hclhub_acquire, hclhub_release},
+    {"mutex", mutex_init, mutex_acquire, mutex_release, NULL},
+    {"futex", futex_init, futex_acquire, futex_release, NULL},
+    {"ticket", ticket_init, ticket_acquire, ticket_release, NULL},
+    {"mcs", mcs_init, mcs_acquire, mcs_release, NULL},
+    {"clh", clh_init, clh_acquire, clh_release, clh_destroy},
+    {"clhub", clhub_init, clhub_acquire, clhub_release, clhub_destroy},
+    {"hclhub", hclhub_init, hclhub_acquire, hclhub_release, hclhub_destroy},
 };
 
 /* data the critical section touches: a counter and one more shared line */
@@ -246,7 +250,7 @@ int main(int argc, char **argv)
                max > 0 ? (double) min / (double) max : 0.0);
         fflush(stdout);
     }
-    if (!strcmp(impl->name, "hclhub"))
-        cx_hclhub_destroy(&locks.hclhub);
+    if (impl->destroy)
+        impl->destroy();
     return status;
 }

@@ -14,12 +14,11 @@
  *   cx_dsm_acquire: outer MCS lock, enqueue a NULL request, combine: the
  *                   caller then runs its own critical section exclusively
  *   cx_dsm_release: hand the combining lock on, release the outer MCS lock
- *   cx_dsm_enter_first / cx_dsm_finish_first / cx_dsm_synch_linked:
- *                   cx_dsm_synch split so that a caller that finds the
- *                   queue empty runs its own operation inline, without
- *                   building a request (CSync's uncontended case)
- *   cx_dsm_try_first: the same with a CAS instead of the swap, so a caller
- *                   that fails has changed nothing and may call cx_dsm_synch
+ *   cx_dsm_try_first / cx_dsm_finish_first:
+ *                   a caller that finds the queue empty enters it with a CAS
+ *                   and runs its own operation inline, without building a
+ *                   request (CSync's uncontended case); one that fails has
+ *                   changed nothing and calls cx_dsm_synch
  *
  * Rules (paper, and notes/csync-lockq.md §1f):
  *   - two qnodes per thread, toggled per call: a node just served may still
@@ -68,7 +67,6 @@ typedef struct {
     cx_dsm_qnode_t qnodes[2];
     int toggle;
     cx_dsm_qnode_t *head;       /* last node we served, NULL if we did not combine */
-    cx_dsm_qnode_t *pred;       /* cx_dsm_enter_first: our predecessor, not yet linked */
 } cx_dsm_thread_t;
 
 /* The request of a node whose owner runs its operation itself: it is first
@@ -237,29 +235,12 @@ static inline void cx_dsm_synch(cx_dsm_t *d, cx_dsm_thread_t *t, void *req)
     cx_dsm__release(d, t);
 }
 
-/* cx_dsm_synch in steps, for a caller that can run its own operation
- * inline.  Enqueue a node without a request; true when the queue was
- * empty: the caller holds the combining lock, runs its operation, then
- * calls cx_dsm_finish_first (which serves whatever queued behind it).
- * False: the caller builds its request and calls cx_dsm_synch_linked.  The
- * predecessor reads our request only after we link the node to it, so the
- * request may be filled in after the swap. */
-static inline bool cx_dsm_enter_first(cx_dsm_t *d, cx_dsm_thread_t *t)
-{
-    t->toggle ^= 1;
-    cx_dsm_qnode_t *local = &t->qnodes[t->toggle];
-    atomic_store_explicit(&local->status, CX_DSM_WAIT, memory_order_relaxed);
-    atomic_store_explicit(&local->next, NULL, memory_order_relaxed);
-    local->req = CX_DSM_INLINE;
-    /* acq_rel as in cx_dsm__acq_enq */
-    t->pred = atomic_exchange_explicit(&d->tail, local, memory_order_acq_rel);
-    return t->pred == NULL;
-}
-
-/* Like cx_dsm_enter_first, but enqueue only into an empty queue (CAS, as an
- * MCS try-lock); false leaves queue and thread state as they were, so the
- * caller may then build its request and call cx_dsm_synch.  True: as
- * cx_dsm_enter_first, finish with cx_dsm_finish_first. */
+/* cx_dsm_synch's uncontended case, for a caller that can run its own
+ * operation inline: enqueue a node without a request, only into an empty
+ * queue (CAS, as an MCS try-lock).  True: the caller holds the combining
+ * lock, runs its operation, then calls cx_dsm_finish_first (which serves
+ * whatever queued behind it).  False leaves queue and thread state as they
+ * were: the caller builds its request and calls cx_dsm_synch. */
 static inline bool cx_dsm_try_first(cx_dsm_t *d, cx_dsm_thread_t *t)
 {
     /* the node not used by our last call: a combiner may still read that one */
@@ -290,22 +271,6 @@ static inline void cx_dsm_finish_first(cx_dsm_t *d, cx_dsm_thread_t *t)
                                                     memory_order_relaxed))
             return;
     }
-    cx_dsm__combine(d, t);
-    cx_dsm__release(d, t);
-}
-
-/* After cx_dsm_enter_first returned false: publish req (not NULL), link to
- * the predecessor, and return once req was applied, as cx_dsm_synch. */
-static inline void cx_dsm_synch_linked(cx_dsm_t *d, cx_dsm_thread_t *t, void *req)
-{
-    assert(req != NULL && req != CX_DSM_INLINE);
-    cx_dsm_qnode_t *local = &t->qnodes[t->toggle];
-    local->req = req;
-    /* release: the request is visible to the combiner that follows the link */
-    atomic_store_explicit(&t->pred->next, local, memory_order_release);
-    unsigned spins = 0;
-    while (atomic_load_explicit(&local->status, memory_order_acquire) == CX_DSM_WAIT)
-        cx_spin_pause(&spins);
     cx_dsm__combine(d, t);
     cx_dsm__release(d, t);
 }

@@ -4,8 +4,8 @@
  * tail node, NULL request, max_combine), at most one NULL request in the
  * queue, and a stress mixing cx_dsm_synch with exclusive sections (exact
  * count, every request applied once, counters consistent, batch bound).
- * Both also drive the inline-first steps (cx_dsm_enter_first, then
- * cx_dsm_finish_first or cx_dsm_synch_linked; cx_dsm_try_first).
+ * Both also drive the inline-first entry (cx_dsm_try_first, then
+ * cx_dsm_finish_first or, when it fails, cx_dsm_synch).
  *
  *     test_dsmsync scripted|stress
  */
@@ -58,28 +58,23 @@ typedef struct {
     req_t req;
     cx_dsm_thread_t ts;
     bool exclusive;             /* cx_dsm_acquire/release instead of synch */
-    bool inline_first;          /* the enter_first steps instead of synch */
+    bool inline_first;          /* try_first before synch */
     atomic_int done;
 } actor_t;
 
 static actor_t A[8];
 
-/* cx_dsm_synch as CSync's issue paths do it: run the request here when the
- * queue is empty, else hand it over.  try (the inline path): a CAS into an
- * empty queue, else the whole cx_dsm_synch; otherwise (the out-of-line
- * path) the swap, then the link when someone was ahead. */
-static void synch_first(cx_dsm_thread_t * ts, req_t * req, bool try)
+/* cx_dsm_synch as CSync's issue path does it: run the request here when the
+ * queue is empty, else announce it. */
+static void synch_first(cx_dsm_thread_t * ts, req_t * req)
 {
-    if (try ? cx_dsm_try_first(&D, ts) : cx_dsm_enter_first(&D, ts)) {
+    if (cx_dsm_try_first(&D, ts)) {
         apply(req, NULL);
         cx_dsm_finish_first(&D, ts);
         CHECK(req->applied_by == my_tid, "an inline request was applied by %d", req->applied_by);
         return;
     }
-    if (try)
-        cx_dsm_synch(&D, ts, req);
-    else
-        cx_dsm_synch_linked(&D, ts, req);
+    cx_dsm_synch(&D, ts, req);
     CHECK(req->applied_by >= 0, "synch returned before the request was applied");
 }
 
@@ -95,7 +90,7 @@ static void *actor(void *p)
         t_cs_exit(&S.cs);
         cx_dsm_release(&D, &a->ts);
     } else if (a->inline_first) {
-        synch_first(&a->ts, &a->req, false);
+        synch_first(&a->ts, &a->req);
     } else {
         cx_dsm_synch(&D, &a->ts, &a->req);
         CHECK(a->req.applied_by >= 0, "synch returned before the request was applied");
@@ -265,7 +260,7 @@ static void scripted_test(void)
         CHECK(atomic_load(&D.tail) == NULL, "queue not empty at the end");
     }
 
-    /* 6. inline first behind a holder: A's enter_first fails, so A links
+    /* 6. inline first behind a holder: A's try_first fails, so A announces
      * its request and the holder's successor path applies it */
     cx_dsm_init(&D, 1024, apply, NULL);
     reset_actors();
@@ -329,7 +324,7 @@ static void *stress_thread(void *p)
             cx_dsm_release(&D, &ts);
         } else if (i % 4 != 0) {
             req.applied_by = -1;
-            synch_first(&ts, &req, i % 4 == 2);
+            synch_first(&ts, &req);
             if (req.applied_by != t->id)
                 ST.foreign[t->id]++;
         } else {

@@ -701,29 +701,27 @@ static void csync_apply(void *req, void *ctx)
 /* CSync: a thread that finds the combining queue empty heads it, holds the
  * lock at once and issues inline, building no descriptor (one thread always
  * does); otherwise it announces a descriptor and waits until it ran. */
-#define MPIDI_CX_CSYNC_ENTER(vci_, l_, t_, descr_, req_)                \
+#define MPIDI_CX_CSYNC_ENTER(vci_, t_, descr_, req_)                    \
     do {                                                                \
-        t_ = MPIDU_CX_dsm_thread(l_);                                   \
-        if (!cx_dsm_enter_first(&l_->u.dsm, t_)) {                      \
+        t_ = MPIDI_CX_csync_fast_enter(vci_);                           \
+        if (!t_) {                                                      \
             MPIDI_CX_descr_t d_ = descr_;                               \
             d_.reqp = (req_);                                           \
-            cx_dsm_synch_linked(&l_->u.dsm, t_, &d_);                   \
+            MPIDU_cx_lock_t *l_ = MPIDI_CX_global.locks[vci_];          \
+            cx_dsm_synch(&l_->u.dsm, MPIDU_CX_dsm_thread(l_), &d_);     \
             return d_.mpi_errno;                                        \
         }                                                               \
-        MPIDI_CX_csync_hold(vci_);                                      \
     } while (0)
 
 /* Issue while holding the VCI (LockQ) or heading its queue (CSync, t_ set),
  * then let go. */
-#define MPIDI_CX_ISSUE_HELD(vci_, l_, t_, direct_call_)                 \
+#define MPIDI_CX_ISSUE_HELD(vci_, t_, direct_call_)                     \
     do {                                                                \
         int err_ = direct_call_;                                        \
-        if (t_) {                                                       \
-            MPIDI_CX_csync_unhold(vci_);                                \
-            cx_dsm_finish_first(&l_->u.dsm, t_);                        \
-        } else {                                                        \
+        if (t_)                                                         \
+            MPIDI_CX_csync_fast_exit(vci_, t_);                         \
+        else                                                            \
             MPIDU_CX_cs_exit(&MPIDI_VCI(vci_).lock);                    \
-        }                                                               \
         return err_;                                                    \
     } while (0)
 
@@ -732,7 +730,6 @@ static void csync_apply(void *req, void *ctx)
  * not yet linked) queues its own operation behind it, to keep the order. */
 #define MPIDI_CX_ISSUE(vci_, direct_call_, descr_, req_)                \
     do {                                                                \
-        MPIDU_cx_lock_t *l_ = MPIDI_CX_global.locks[vci_];              \
         cx_dsm_thread_t *t_ = NULL;                                     \
         if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ) {                         \
             if (!MPIDI_CX_issue_tryenter(vci_)) {                       \
@@ -746,9 +743,9 @@ static void csync_apply(void *req, void *ctx)
                 return err_;                                            \
             }                                                           \
         } else {                                                        \
-            MPIDI_CX_CSYNC_ENTER(vci_, l_, t_, descr_, req_);           \
+            MPIDI_CX_CSYNC_ENTER(vci_, t_, descr_, req_);               \
         }                                                               \
-        MPIDI_CX_ISSUE_HELD(vci_, l_, t_, direct_call_);                \
+        MPIDI_CX_ISSUE_HELD(vci_, t_, direct_call_);                    \
     } while (0)
 
 /* Fills a descriptor; only built when the operation leaves this thread. */
@@ -764,15 +761,14 @@ static void csync_apply(void *req, void *ctx)
  * its end (they cannot be queued themselves), then issue. */
 #define MPIDI_CX_ISSUE_LOCKED(vci_, direct_call_, descr_, req_)          \
     do {                                                                \
-        MPIDU_cx_lock_t *l_ = MPIDI_CX_global.locks[vci_];              \
         cx_dsm_thread_t *t_ = NULL;                                     \
         if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ) {                         \
             MPIDU_CX_cs_enter(&MPIDI_VCI(vci_).lock);                   \
             MPIDI_CX_drain_all(vci_);                                   \
         } else {                                                        \
-            MPIDI_CX_CSYNC_ENTER(vci_, l_, t_, descr_, req_);           \
+            MPIDI_CX_CSYNC_ENTER(vci_, t_, descr_, req_);               \
         }                                                               \
-        MPIDI_CX_ISSUE_HELD(vci_, l_, t_, direct_call_);                \
+        MPIDI_CX_ISSUE_HELD(vci_, t_, direct_call_);                    \
     } while (0)
 
 int MPIDI_CX_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,

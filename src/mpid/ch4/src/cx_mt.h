@@ -150,13 +150,13 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_lockq_fast_enter(int vci)
         return false;
     if (likely(!cx_lockq_pending(MPIDI_CX_global.queues[vci])))
         return true;
-    MPIDU_CX_cs_exit_first(&MPIDI_VCI(vci).lock);
+    MPIDU_CX_cs_exit_inline(&MPIDI_VCI(vci).lock);
     return false;
 }
 
 MPL_STATIC_INLINE_PREFIX void MPIDI_CX_lockq_fast_exit(int vci)
 {
-    MPIDU_CX_cs_exit_first(&MPIDI_VCI(vci).lock);
+    MPIDU_CX_cs_exit_inline(&MPIDI_VCI(vci).lock);
 }
 
 /* Around an operation run under CSync's combining lock: the transport

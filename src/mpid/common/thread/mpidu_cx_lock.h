@@ -252,11 +252,12 @@ static inline bool MPIDU_CX_cs_tryenter_first(MPIDU_Thread_mutex_t * m)
     return true;
 }
 
-/* Its exit, inline as well. */
+/* Leaving a section: always inline on LockQ's issue path (the compiler may
+ * move MPIDU_CX_cs_exit's release out of line elsewhere). */
 __attribute__((always_inline))
-static inline void MPIDU_CX_cs_exit_first(MPIDU_Thread_mutex_t * m)
+static inline void MPIDU_CX_cs_exit_inline(MPIDU_Thread_mutex_t * m)
 {
-    if (__builtin_expect(--m->count == 0, 1)) {
+    if (--m->count == 0) {
         m->owner = 0;
         MPIDU_CX_lock_release(m->cx);
     }
@@ -264,10 +265,7 @@ static inline void MPIDU_CX_cs_exit_first(MPIDU_Thread_mutex_t * m)
 
 static inline void MPIDU_CX_cs_exit(MPIDU_Thread_mutex_t * m)
 {
-    if (--m->count == 0) {
-        m->owner = 0;
-        MPIDU_CX_lock_release(m->cx);
-    }
+    MPIDU_CX_cs_exit_inline(m);
 }
 
 /* The progress loop's yield: re-enter at low priority (priority locks). */
