@@ -13,6 +13,7 @@
  *                   combiner)
  *   cx_dsm_acquire: outer MCS lock, enqueue a NULL request, combine: the
  *                   caller then runs its own critical section exclusively
+ *                   (into an empty queue: a CAS, as cx_dsm_try_first)
  *   cx_dsm_release: hand the combining lock on, release the outer MCS lock
  *   cx_dsm_try_first / cx_dsm_finish_first:
  *                   a caller that finds the queue empty enters it with a CAS
@@ -67,6 +68,7 @@ typedef struct {
     cx_dsm_qnode_t qnodes[2];
     int toggle;
     cx_dsm_qnode_t *head;       /* last node we served, NULL if we did not combine */
+    int held_first;             /* cx_dsm_acquire entered an empty queue (no outer lock) */
 } cx_dsm_thread_t;
 
 /* The request of a node whose owner runs its operation itself: it is first
@@ -276,9 +278,19 @@ static inline void cx_dsm_finish_first(cx_dsm_t *d, cx_dsm_thread_t *t)
 }
 
 /* Exclusive section: the caller runs its own critical section after this
- * returns (requests queued ahead of it were applied first). */
+ * returns (requests queued ahead of it were applied first).  Into an empty
+ * queue it enters as cx_dsm_try_first does, without the outer lock: an
+ * INLINE node heads the queue, so no combiner ever meets it, and the
+ * one-NULL rule still holds (CSync's uncontended progress, 2 atomics
+ * instead of 4). */
 static inline void cx_dsm_acquire(cx_dsm_t *d, cx_dsm_thread_t *t)
 {
+    if (cx_dsm_try_first(d, t)) {
+        t->held_first = 1;
+        t->head = &t->qnodes[t->toggle];
+        return;
+    }
+    t->held_first = 0;
     cx_mcs_acquire(&d->outer);
 #ifdef CX_DSM_CHECK
     int n = atomic_fetch_add_explicit(&d->check_nulls, 1, memory_order_relaxed) + 1;
@@ -291,9 +303,12 @@ static inline void cx_dsm_acquire(cx_dsm_t *d, cx_dsm_thread_t *t)
     cx_dsm__combine(d, t);
 }
 
+/* Hands the lock to the next node as it is, without combining for it. */
 static inline void cx_dsm_release(cx_dsm_t *d, cx_dsm_thread_t *t)
 {
     cx_dsm__release(d, t);
+    if (t->held_first)
+        return;
 #ifdef CX_DSM_CHECK
     atomic_fetch_sub_explicit(&d->check_nulls, 1, memory_order_relaxed);
 #endif

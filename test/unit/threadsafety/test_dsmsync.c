@@ -281,6 +281,8 @@ static void scripted_test(void)
         cx_dsm_finish_first(&D, &ot);
         CHECK(atomic_load(&D.tail) == NULL, "queue not empty after finish_first");
         cx_dsm_acquire(&D, &mt);
+        CHECK(mt.held_first && atomic_load(&D.outer.tail) == NULL,
+              "an acquire of an empty queue took the outer lock");
         uintptr_t before = dsm_tail();
         int toggle = ot.toggle;
         CHECK(!cx_dsm_try_first(&D, &ot), "try_first succeeded on a held queue");

@@ -81,6 +81,15 @@ int MPIDIG_cx_recvq_init(void)
     goto fn_exit;
 }
 
+int MPIDIG_cx_tag_mask = ~0;
+
+/* MPID_Init, once the netmod and shmem agreed on MPIR_Process.tag_bits
+ * (after MPIDIG_cx_recvq_init). */
+void MPIDIG_cx_recvq_tag_bits_known(void)
+{
+    MPIDIG_cx_tag_mask = MPIR_TAG_MASK_ERROR_BITS(~0);
+}
+
 /* MPI_Get_library_version's extensions line (src/util/mpichcx) */
 int MPIDIG_cx_matching_is_active(void)
 {

@@ -17,7 +17,12 @@
 #include "cx_match.h"
 
 int MPIDIG_cx_recvq_init(void);
+void MPIDIG_cx_recvq_tag_bits_known(void);
 void MPIDIG_cx_recvq_finalize(void);
+
+/* A tag without its error bits: MPIR_TAG_MASK_ERROR_BITS's mask, computed
+ * once instead of from MPIR_Process.tag_bits per call. */
+extern int MPIDIG_cx_tag_mask;
 
 #define MPIDIG_CX_MATCHER(vci_) (MPIDI_global.per_vci[vci_].cx_matcher)
 #define MPIDIG_CX_CELL(req_) (&MPIDIG_REQUEST(req_, req)->cx_cell)
@@ -32,7 +37,7 @@ MPL_STATIC_INLINE_PREFIX MPIR_Request *MPIDIG_cx_owner(cx_match_cell_t * c)
  * wildcard, anything else loses its error bits. */
 MPL_STATIC_INLINE_PREFIX int MPIDIG_cx_stored_tag(int tag)
 {
-    return tag == MPI_ANY_TAG ? -1 : MPIR_TAG_MASK_ERROR_BITS(tag);
+    return tag == MPI_ANY_TAG ? -1 : tag & MPIDIG_cx_tag_mask;
 }
 
 /* MPIDIG_do_irecv: the receive joins the posted queue. */
