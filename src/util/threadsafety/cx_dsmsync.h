@@ -13,7 +13,8 @@
  *                   combiner)
  *   cx_dsm_acquire: outer MCS lock, enqueue a NULL request, combine: the
  *                   caller then runs its own critical section exclusively
- *                   (into an empty queue: a CAS, as cx_dsm_try_first)
+ *                   (into an empty queue: a CAS, as cx_dsm_try_first;
+ *                   cx_dsm_tryacquire does only that)
  *   cx_dsm_release: hand the combining lock on, release the outer MCS lock
  *   cx_dsm_try_first / cx_dsm_finish_first:
  *                   a caller that finds the queue empty enters it with a CAS
@@ -277,19 +278,26 @@ static inline void cx_dsm_finish_first(cx_dsm_t *d, cx_dsm_thread_t *t)
     cx_dsm__release(d, t);
 }
 
+/* The exclusive section's try-lock: true when the queue was empty and the
+ * caller now holds the lock (cx_dsm_release lets go).  It enters as
+ * cx_dsm_try_first does, without the outer lock: its INLINE node heads the
+ * queue, so no combiner ever meets it, and the one-NULL rule still holds
+ * (CSync's uncontended progress: 2 atomics instead of 4). */
+static inline bool cx_dsm_tryacquire(cx_dsm_t *d, cx_dsm_thread_t *t)
+{
+    if (!cx_dsm_try_first(d, t))
+        return false;
+    t->held_first = 1;
+    t->head = &t->qnodes[t->toggle];
+    return true;
+}
+
 /* Exclusive section: the caller runs its own critical section after this
- * returns (requests queued ahead of it were applied first).  Into an empty
- * queue it enters as cx_dsm_try_first does, without the outer lock: an
- * INLINE node heads the queue, so no combiner ever meets it, and the
- * one-NULL rule still holds (CSync's uncontended progress, 2 atomics
- * instead of 4). */
+ * returns (requests queued ahead of it were applied first). */
 static inline void cx_dsm_acquire(cx_dsm_t *d, cx_dsm_thread_t *t)
 {
-    if (cx_dsm_try_first(d, t)) {
-        t->held_first = 1;
-        t->head = &t->qnodes[t->toggle];
+    if (cx_dsm_tryacquire(d, t))
         return;
-    }
     t->held_first = 0;
     cx_mcs_acquire(&d->outer);
 #ifdef CX_DSM_CHECK

@@ -50,9 +50,9 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        lockq: consecutive failed progress try-locks a thread tolerates before
-        it takes the VCI lock blocking, so a repeated MPI_Test always
-        progresses (1 or more).
+        lockq, csync: consecutive failed progress try-locks a thread
+        tolerates before it takes the VCI lock blocking, so a repeated
+        MPI_Test always progresses (1 or more).
 
     - name        : MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL
       category    : CH4_CX
@@ -661,7 +661,7 @@ int MPIDI_CX_cancel(MPIR_Request * req)
     return mpi_errno;
 }
 
-/* LockQ progress after its try-lock failed: back off (the delay is kept per
+/* LockQ's and CSync's progress after its try-lock failed: back off (the delay is kept per
  * thread across MPI_Test calls), and after TEST_MAX_FAILURES failures in a
  * row take the lock blocking, so repeated MPI_Test calls always progress. */
 #define TEST_MAX_DELAY 1024    /* spins between progress try-locks, at most */

@@ -10,7 +10,9 @@
  *           try-lock with exponential backoff remembered across MPI_Test calls.
  *   csync   the same paper §3.3: issue by DSM-Synch software combining (the
  *           issuer waits until it, or the current combiner, ran the operation);
- *           progress takes the combining lock with dsm_acquire.
+ *           progress try-locks the combining lock (an empty queue) with
+ *           LockQ's backoff (§3.5), and takes it with dsm_acquire only
+ *           after too many failures.
  *   hclhub-usc, hclhub-ksc
  *           Dang et al. §IV: direct issue under an HCLHub priority lock, and
  *           selective reactivation in MPI_Wait/MPI_Waitall: one waiting
@@ -195,11 +197,12 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_csync_fast_exit(int vci, cx_dsm_thread_t 
 }
 
 /* Progress entry for a VCI with a CX lock.  Returns false when this progress
- * call should skip the VCI (LockQ's try-lock failed and the backoff says come
- * back later); true with the VCI lock held otherwise. */
+ * call should skip the VCI (LockQ's or CSync's try-lock failed and the
+ * backoff says come back later: the holder progresses meanwhile); true with
+ * the VCI lock held otherwise. */
 MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_progress_enter(int vci, int wait)
 {
-    if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ) {
+    if (MPIDI_CX_MT != MPIDI_CX_MT_DIRECT) {
         if (!cx_test_backoff_ready(&MPIDI_CX_test_backoff))
             return false;       /* backing off after failed try-locks */
         if (MPIDU_CX_cs_tryenter(&MPIDI_VCI(vci).lock)) {

@@ -125,10 +125,11 @@ static inline bool MPIDU_CX_lock_tryacquire(MPIDU_cx_lock_t * l)
             return cx_hclhub_tryacquire(&l->u.hclhub);
         case MPIDU_CX_LOCK_FUTEX:
             return cx_futex_tryacquire(&l->u.futex);
-        default:
-            /* never asked: CSync issues by combining, not by try-lock */
-            return false;
+        case MPIDU_CX_LOCK_DSM:
+            /* CSync's progress; its issue path combines instead */
+            return cx_dsm_tryacquire(&l->u.dsm, MPIDU_CX_dsm_thread(l));
     }
+    return false;
 }
 
 __attribute__((always_inline))
