@@ -286,8 +286,12 @@ static void scripted_test(void)
         uintptr_t before = dsm_tail();
         int toggle = ot.toggle;
         CHECK(!cx_dsm_try_first(&D, &ot), "try_first succeeded on a held queue");
+        CHECK(!cx_dsm_tryacquire(&D, &ot), "tryacquire succeeded on a held queue");
         CHECK(dsm_tail() == before && ot.toggle == toggle, "a failed try_first changed state");
         cx_dsm_release(&D, &mt);
+        CHECK(cx_dsm_tryacquire(&D, &ot), "tryacquire failed on an empty queue");
+        CHECK(!cx_dsm_tryacquire(&D, &mt), "two holders at once");
+        cx_dsm_release(&D, &ot);
         CHECK(atomic_load(&D.tail) == NULL && atomic_load(&D.batches) == 0,
               "try_first: tail %p, batches %lu", (void *) atomic_load(&D.tail),
               atomic_load(&D.batches));
@@ -320,7 +324,9 @@ static void *stress_thread(void *p)
     pthread_barrier_wait(&ST.start);
     for (i = 0; i < ST.iters && !atomic_load_explicit(&ST.stop, memory_order_relaxed); i++) {
         if (i % 4 == 3) {
-            cx_dsm_acquire(&D, &ts);
+            /* every other exclusive section tries first (CSync's progress) */
+            if (!(i % 8 == 7 && cx_dsm_tryacquire(&D, &ts)))
+                cx_dsm_acquire(&D, &ts);
             t_cs_enter(&S.cs);
             t_cs_exit(&S.cs);
             cx_dsm_release(&D, &ts);
