@@ -661,9 +661,10 @@ int MPIDI_CX_cancel(MPIR_Request * req)
     return mpi_errno;
 }
 
-/* LockQ's and CSync's progress after its try-lock failed: back off (the delay is kept per
- * thread across MPI_Test calls), and after TEST_MAX_FAILURES failures in a
- * row take the lock blocking, so repeated MPI_Test calls always progress. */
+/* LockQ's and CSync's progress after its try-lock failed: back off (the
+ * delay is kept per thread across MPI_Test calls), and after
+ * TEST_MAX_FAILURES failures in a row take the lock blocking, so repeated
+ * MPI_Test calls always progress. */
 #define TEST_MAX_DELAY 1024    /* spins between progress try-locks, at most */
 
 bool MPIDI_CX_progress_trylock_failed(int vci, int wait)
