@@ -109,6 +109,24 @@ static void test_alone(void)
         }
 }
 
+/* The chunk size: the minimum up to 16 chunks' worth, then whole pages,
+ * never more than 16 chunks. */
+static void test_chunk(void)
+{
+    CHECK(cx_pip_share_chunk(65536, 16384) == 16384, "64 KiB: %zu", cx_pip_share_chunk(65536, 16384));
+    CHECK(cx_pip_share_chunk(262144, 16384) == 16384, "256 KiB: %zu",
+          cx_pip_share_chunk(262144, 16384));
+    CHECK(cx_pip_share_chunk(1048576, 16384) == 65536, "1 MiB: %zu",
+          cx_pip_share_chunk(1048576, 16384));
+    CHECK(cx_pip_share_chunk(4194304, 16384) == 262144, "4 MiB: %zu",
+          cx_pip_share_chunk(4194304, 16384));
+    for (size_t n = 1; n < ((size_t) 64 << 20); n = n * 3 + 1) {
+        size_t c = cx_pip_share_chunk(n, 16384);
+        CHECK(c >= 16384 && c % 4096 == 0 && (n + c - 1) / c <= CX_PIP_SHARE_MAX_CHUNKS,
+              "%zu bytes: chunk %zu", n, c);
+    }
+}
+
 static void test_help(void)
 {
     pthread_t t;
@@ -176,8 +194,10 @@ int main(int argc, char **argv)
     const char *t = argc > 1 ? argv[1] : "";
     src = malloc(MAX_SIZE);
     dst = malloc(MAX_SIZE + GUARD);
-    if (!strcmp(t, "alone"))
+    if (!strcmp(t, "alone")) {
         test_alone();
+        test_chunk();
+    }
     else if (!strcmp(t, "help"))
         test_help();
     else if (!strcmp(t, "window"))

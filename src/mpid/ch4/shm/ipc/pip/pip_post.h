@@ -63,7 +63,8 @@ cvars:
         Under mpiexec -pip: a single copy of at least two chunks of this many
         bytes, contiguous at both ends, is split into chunks that the
         receiver and, while it waits inside MPI, the sender copy together.
-        0: the receiver copies alone.
+        The smallest chunk: a larger message is split into 16 chunks at
+        most.  0: the receiver copies alone.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */

@@ -53,6 +53,20 @@ static inline void cx_pip_share_init(cx_pip_share_t * s, const void *src)
     s->src = (const char *) src;
 }
 
+/* A large message is split into at most this many chunks: every chunk
+ * costs both sides a shared counter's cache line, and 4 to 16 chunks of 1
+ * and 4 MiB copied 8-21% faster than 16 KiB chunks here (README, PiP). */
+#define CX_PIP_SHARE_MAX_CHUNKS 16
+
+/* The chunk size for size bytes: min_chunk (the CVAR), or larger, in whole
+ * pages, so that there are at most CX_PIP_SHARE_MAX_CHUNKS chunks. */
+static inline size_t cx_pip_share_chunk(size_t size, size_t min_chunk)
+{
+    size_t c = (size + CX_PIP_SHARE_MAX_CHUNKS - 1) / CX_PIP_SHARE_MAX_CHUNKS;
+    c = (c + 4095) & ~(size_t) 4095;
+    return c > min_chunk ? c : min_chunk;
+}
+
 /* Receiver: publish where size bytes go (size may be less than the sender's
  * message when the receive is truncated); chunk > 0. */
 static inline void cx_pip_share_offer(cx_pip_share_t * s, void *dst, size_t size, size_t chunk)
