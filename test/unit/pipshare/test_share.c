@@ -113,7 +113,8 @@ static void test_alone(void)
  * never more than 16 chunks. */
 static void test_chunk(void)
 {
-    CHECK(cx_pip_share_chunk(65536, 16384) == 16384, "64 KiB: %zu", cx_pip_share_chunk(65536, 16384));
+    CHECK(cx_pip_share_chunk(65536, 16384) == 16384, "64 KiB: %zu",
+          cx_pip_share_chunk(65536, 16384));
     CHECK(cx_pip_share_chunk(262144, 16384) == 16384, "256 KiB: %zu",
           cx_pip_share_chunk(262144, 16384));
     CHECK(cx_pip_share_chunk(1048576, 16384) == 65536, "1 MiB: %zu",
@@ -197,8 +198,7 @@ int main(int argc, char **argv)
     if (!strcmp(t, "alone")) {
         test_alone();
         test_chunk();
-    }
-    else if (!strcmp(t, "help"))
+    } else if (!strcmp(t, "help"))
         test_help();
     else if (!strcmp(t, "window"))
         test_window();

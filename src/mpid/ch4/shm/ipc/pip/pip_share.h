@@ -55,7 +55,7 @@ static inline void cx_pip_share_init(cx_pip_share_t * s, const void *src)
 
 /* A large message is split into at most this many chunks: every chunk
  * costs both sides a shared counter's cache line, and 4 to 16 chunks of 1
- * and 4 MiB copied 8-21% faster than 16 KiB chunks here (README, PiP). */
+ * and 4 MiB copied 7-21% faster than 16 KiB chunks here (README, PiP). */
 #define CX_PIP_SHARE_MAX_CHUNKS 16
 
 /* The chunk size for size bytes: min_chunk (the CVAR), or larger, in whole
