@@ -23,9 +23,6 @@ void *cx_match_test_calloc(size_t n, size_t size);
 #define calloc cx_match_test_calloc
 #endif
 
-/* Reclaimed entries kept for reuse (beyond this, they are freed). */
-#define MAX_FREE_ENTRIES 256
-
 #define list_append cx_match_list_append
 #define list_unlink cx_match_list_unlink
 #define cell_of cx_match_cell_of
@@ -242,7 +239,11 @@ static cx_match_entry_t *entry_get(cx_matcher_t * m, int kind, cx_match_key_t ke
     return e;
 }
 
-/* Both lists empty: out of the table, onto the free list. */
+/* Both lists empty: out of the table, onto the free list.  Reclaimed
+ * entries are kept for reuse, never given back to malloc before
+ * cx_match_destroy: their number is the most entries ever live at once
+ * (not the number of keys ever used), and freeing tens of thousands after
+ * each drain cost more in malloc than the lookups themselves. */
 static void entry_reclaim(cx_matcher_t * m, int kind, cx_match_entry_t * e)
 {
     if (e->posted.head || e->unexp.head)
@@ -250,13 +251,9 @@ static void entry_reclaim(cx_matcher_t * m, int kind, cx_match_entry_t * e)
     table_remove(&m->table[kind], e);
     if (m->last[kind] == e)
         m->last[kind] = NULL;
-    if (m->nfree < MAX_FREE_ENTRIES) {
-        e->chain = m->free_entries;
-        m->free_entries = e;
-        m->nfree++;
-    } else {
-        free(e);
-    }
+    e->chain = m->free_entries;
+    m->free_entries = e;
+    m->nfree++;
 }
 
 /* ---- the matcher --------------------------------------------------------- */
@@ -471,6 +468,7 @@ void cx_match_get_stats(const cx_matcher_t * m, cx_match_stats_t * s)
         s->buckets += m->table[k].nbuckets + m->table[k].nold;
     }
     s->unexp = m->nunexp;
+    s->free_entries = m->nfree;
     s->migrations = m->migrations;
     s->hashed = m->hashed;
     s->max_chain = m->max_chain;

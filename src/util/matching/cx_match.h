@@ -19,8 +19,9 @@
  *
  * The cell is embedded in the caller's request object (no allocation per
  * message); entries are created when a list gets its first element and
- * reclaimed when both their lists are empty, so memory follows the number of
- * outstanding requests, not the number of (source, tag) pairs ever used.
+ * reclaimed when both their lists are empty (kept on a free list for the
+ * next key), so memory follows the most requests outstanding at once, not
+ * the number of (source, tag) pairs ever used.
  *
  * Short mode: hashing costs more than walking a list of a handful of
  * requests, so while neither queue holds more than `list_max` elements
@@ -114,6 +115,7 @@ typedef struct {
     size_t posted;              /* posted receives now */
     size_t unexp;               /* unexpected messages now */
     size_t entries;             /* entries in all four tables now */
+    size_t free_entries;        /* reclaimed entries kept for reuse */
     size_t buckets;             /* bucket slots in all four tables now */
     size_t max_chain;           /* longest bucket chain a lookup walked */
     uint64_t rehashes;          /* tables grown */
