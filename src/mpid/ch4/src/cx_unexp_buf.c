@@ -59,7 +59,8 @@ int MPIDIG_cx_unexp_buf_init(MPIDU_genq_malloc_fn malloc_fn, MPIDU_genq_free_fn 
         MPIDIG_cx_unexp_buf[vci].small_buffers = 0;
         if (size == 0)
             continue;
-        mpi_errno = MPIDU_genq_private_pool_create_unsafe(size, SMALL_CELLS_PER_BLOCK,
+        int cell = (size + 15) & ~15;   /* keeps the pool's cell headers aligned */
+        mpi_errno = MPIDU_genq_private_pool_create_unsafe(cell, SMALL_CELLS_PER_BLOCK,
                                                           0 /* unlimited */ , malloc_fn, free_fn,
                                                           &MPIDIG_cx_unexp_buf[vci].pool);
         MPIR_ERR_CHECK(mpi_errno);
