@@ -16,6 +16,7 @@
 #include "pip_share.h"
 #include <pthread.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,7 +83,7 @@ static void close_share(cx_pip_share_t * s)
     free(s);
 }
 
-/* receive one message of n bytes (want bytes fit) in chunks of c */
+/* receive one message of n bytes (want bytes fit) in chunks of at least c */
 static size_t receive(size_t n, size_t want, size_t c, unsigned seed, int nap)
 {
     fill(n, seed);
@@ -92,7 +93,7 @@ static size_t receive(size_t n, size_t want, size_t c, unsigned seed, int nap)
         usleep(200);
     size_t chunks = 0, b = cx_pip_share_work(s, &chunks);
     cx_pip_share_wait(s);
-    CHECK(__atomic_load_n(&s->done, __ATOMIC_RELAXED) == s->nchunks, "wait returned early");
+    CHECK(__atomic_load_n(&s->done, __ATOMIC_RELAXED) == want, "wait returned early");
     verify(want, seed);
     close_share(s);
     return b;
@@ -109,23 +110,38 @@ static void test_alone(void)
         }
 }
 
-/* The chunk size: the minimum up to 16 chunks' worth, then whole pages,
- * never more than 16 chunks. */
+/* The schedule: chunks of a quarter of what is left, in whole pages,
+ * shrinking to the minimum, never leaving less than the minimum behind,
+ * adding up to the message, few of them. */
 static void test_chunk(void)
 {
-    CHECK(cx_pip_share_chunk(65536, 16384) == 16384, "64 KiB: %zu",
-          cx_pip_share_chunk(65536, 16384));
-    CHECK(cx_pip_share_chunk(262144, 16384) == 16384, "256 KiB: %zu",
-          cx_pip_share_chunk(262144, 16384));
-    CHECK(cx_pip_share_chunk(1048576, 16384) == 65536, "1 MiB: %zu",
-          cx_pip_share_chunk(1048576, 16384));
-    CHECK(cx_pip_share_chunk(4194304, 16384) == 262144, "4 MiB: %zu",
-          cx_pip_share_chunk(4194304, 16384));
-    for (size_t n = 1; n < ((size_t) 64 << 20); n = n * 3 + 1) {
-        size_t c = cx_pip_share_chunk(n, 16384);
-        CHECK(c >= 16384 && c % 4096 == 0 && (n + c - 1) / c <= CX_PIP_SHARE_MAX_CHUNKS,
-              "%zu bytes: chunk %zu", n, c);
-    }
+    CHECK(cx_pip_share_next_chunk(4194304, 16384) == 1048576, "4 MiB: %zu",
+          cx_pip_share_next_chunk(4194304, 16384));
+    CHECK(cx_pip_share_next_chunk(65536, 16384) == 16384, "64 KiB: %zu",
+          cx_pip_share_next_chunk(65536, 16384));
+    CHECK(cx_pip_share_next_chunk(20000, 16384) == 20000, "a remainder under two chunks");
+    CHECK(cx_pip_share_next_chunk(100, 16384) == 100, "a remainder under one chunk");
+    for (size_t n = 1; n < ((size_t) 64 << 30); n = n * 3 + 1)
+        for (size_t min = 4096; min <= 65536; min *= 4) {
+            size_t off = 0, k = 0, prev = SIZE_MAX;
+            while (off < n) {
+                size_t c = cx_pip_share_next_chunk(n - off, min);
+                if (off + c < n) {
+                    CHECK(c >= min && c % 4096 == 0 && c <= prev && n - off - c >= min,
+                          "%zu bytes, min %zu: chunk %zu at %zu after %zu", n, min, c, off,
+                          prev);
+                    prev = c;
+                }
+                off += c;
+                k++;
+            }
+            CHECK(off == n, "%zu bytes: chunks add up to %zu", n, off);
+            /* 3/4 left after each chunk: about 2.4 chunks per halving */
+            size_t halvings = 0;
+            for (size_t r = n / min; r > 1; r /= 2)
+                halvings++;
+            CHECK(k <= 3 + 3 * halvings, "%zu bytes, min %zu: %zu chunks", n, min, k);
+        }
 }
 
 static void test_help(void)

@@ -6,11 +6,11 @@
  * sender of a blocking or waited-for send sits in MPI's progress loop with
  * nothing to do.  So for a large contiguous message:
  *   - the sender opens a share (source address) and lists it;
- *   - the receiver, once matched, offers it: destination, size, chunk size,
- *     then READY (release);
+ *   - the receiver, once matched, offers it: destination, size, smallest
+ *     chunk, then READY (release);
  *   - the receiver and, from its progress loop, the sender take chunks off
- *     one counter and copy them; a chunk counts as done after its copy;
- *   - the receiver waits until every chunk is done, then acknowledges;
+ *     one offset and copy them; a chunk's bytes count as done after its copy;
+ *   - the receiver waits until every byte is done, then acknowledges;
  *   - the sender unlinks and frees the share when the acknowledgement
  *     arrives.  Helping happens under the list's lock, and unlinking takes
  *     it too, so a share is never freed while one of its helpers still
@@ -18,6 +18,12 @@
  * A sender that is not in MPI just never helps: the receiver takes every
  * chunk.  Helpers never wait for anything, so the receiver's wait is at most
  * one chunk copy long.
+ *
+ * Chunks shrink as the message is used up (guided self-scheduling, each
+ * chunk a quarter of what is left: half of a fair share for two copiers),
+ * so the copiers start with few large chunks, each costing both sides the
+ * offset's cache line, and end with small ones, so that neither waits long
+ * for the other's last chunk.
  */
 #ifndef CX_PIP_SHARE_H_INCLUDED
 #define CX_PIP_SHARE_H_INCLUDED
@@ -35,9 +41,9 @@ typedef struct cx_pip_share {
     struct cx_pip_share *prev, *next;   /* the sender's list */
     /* the receiver's, set before READY and read-only after */
     char *dst;
-    size_t size, chunk, nchunks;
+    size_t size, min_chunk;
     int state;
-    /* taken and finished chunks: both sides write them, so a line apart */
+    /* bytes taken and bytes copied: both sides write them, so a line apart */
     size_t taken __attribute__ ((aligned(64)));
     size_t done;
 } __attribute__ ((aligned(64))) cx_pip_share_t;
@@ -53,28 +59,24 @@ static inline void cx_pip_share_init(cx_pip_share_t * s, const void *src)
     s->src = (const char *) src;
 }
 
-/* A large message is split into at most this many chunks: every chunk
- * costs both sides a shared counter's cache line, and 4 to 16 chunks of 1
- * and 4 MiB copied 7-21% faster than 16 KiB chunks here (README, PiP). */
-#define CX_PIP_SHARE_MAX_CHUNKS 16
-
-/* The chunk size for size bytes: min_chunk (the CVAR), or larger, in whole
- * pages, so that there are at most CX_PIP_SHARE_MAX_CHUNKS chunks. */
-static inline size_t cx_pip_share_chunk(size_t size, size_t min_chunk)
+/* The next chunk when rem bytes are left: a quarter of them in whole pages,
+ * at least min_chunk, and all of them when less than min_chunk would remain. */
+static inline size_t cx_pip_share_next_chunk(size_t rem, size_t min_chunk)
 {
-    size_t c = (size + CX_PIP_SHARE_MAX_CHUNKS - 1) / CX_PIP_SHARE_MAX_CHUNKS;
-    c = (c + 4095) & ~(size_t) 4095;
-    return c > min_chunk ? c : min_chunk;
+    size_t c = (rem / 4 + 4095) & ~(size_t) 4095;
+    if (c < min_chunk)
+        c = min_chunk;
+    return c >= rem || rem - c < min_chunk ? rem : c;
 }
 
 /* Receiver: publish where size bytes go (size may be less than the sender's
- * message when the receive is truncated); chunk > 0. */
-static inline void cx_pip_share_offer(cx_pip_share_t * s, void *dst, size_t size, size_t chunk)
+ * message when the receive is truncated); min_chunk > 0. */
+static inline void cx_pip_share_offer(cx_pip_share_t * s, void *dst, size_t size,
+                                      size_t min_chunk)
 {
     s->dst = (char *) dst;
     s->size = size;
-    s->chunk = chunk;
-    s->nchunks = (size + chunk - 1) / chunk;
+    s->min_chunk = min_chunk;
     __atomic_store_n(&s->state, CX_PIP_SHARE_READY, __ATOMIC_RELEASE);
 }
 
@@ -84,16 +86,18 @@ static inline void cx_pip_share_offer(cx_pip_share_t * s, void *dst, size_t size
 static inline size_t cx_pip_share_work(cx_pip_share_t * s, size_t * chunks)
 {
     size_t bytes = 0;
-    for (;;) {
-        size_t i = __atomic_fetch_add(&s->taken, 1, __ATOMIC_RELAXED);
-        if (i >= s->nchunks)
-            break;
-        size_t off = i * s->chunk;
-        size_t len = s->size - off < s->chunk ? s->size - off : s->chunk;
+    size_t off = __atomic_load_n(&s->taken, __ATOMIC_RELAXED);
+    while (off < s->size) {
+        size_t len = cx_pip_share_next_chunk(s->size - off, s->min_chunk);
+        /* on failure off is reloaded: the other side took a chunk */
+        if (!__atomic_compare_exchange_n(&s->taken, &off, off + len, 1, __ATOMIC_RELAXED,
+                                         __ATOMIC_RELAXED))
+            continue;
         memcpy(s->dst + off, s->src + off, len);
-        __atomic_fetch_add(&s->done, 1, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&s->done, len, __ATOMIC_RELEASE);
         bytes += len;
         (*chunks)++;
+        off += len;
     }
     return bytes;
 }
@@ -102,7 +106,7 @@ static inline size_t cx_pip_share_work(cx_pip_share_t * s, size_t * chunks)
  * still copying.  Afterwards every byte is in place and visible here. */
 static inline void cx_pip_share_wait(cx_pip_share_t * s)
 {
-    for (unsigned spins = 0; __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < s->nchunks; spins++) {
+    for (unsigned spins = 0; __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < s->size; spins++) {
         if (spins >= 1000)
             sched_yield();      /* the helper may have been descheduled */
 #if defined(__x86_64__) || defined(__i386__)
@@ -115,7 +119,7 @@ static inline void cx_pip_share_wait(cx_pip_share_t * s)
 static inline int cx_pip_share_ready(cx_pip_share_t * s)
 {
     return __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == CX_PIP_SHARE_READY &&
-        __atomic_load_n(&s->taken, __ATOMIC_RELAXED) < s->nchunks;
+        __atomic_load_n(&s->taken, __ATOMIC_RELAXED) < s->size;
 }
 
 static inline int cx_pip_share_trylock(cx_pip_share_list_t * l)
