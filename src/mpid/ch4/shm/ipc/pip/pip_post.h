@@ -63,8 +63,8 @@ cvars:
         Under mpiexec -pip: a single copy of at least two chunks of this many
         bytes, contiguous at both ends, is split into chunks that the
         receiver and, while it waits inside MPI, the sender copy together.
-        The smallest chunk: a larger message is split into 16 chunks at
-        most.  0: the receiver copies alone.
+        The smallest chunk: each chunk is a quarter of what is left of the
+        message, down to this size.  0: the receiver copies alone.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
