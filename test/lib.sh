@@ -55,6 +55,8 @@ T_MODELS=(
     "direct-hclhub|MPIR_CVAR_CH4_VCI_LOCK=hclhub MPIR_CVAR_CX_FAKE_NUMA_NODES=2"
     "direct-futex|MPIR_CVAR_CH4_VCI_LOCK=futex"
     "lockq|MPIR_CVAR_CH4_MT_MODEL=lockq"
+    "lockq-poll|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_CX_WAIT=poll"
+    "lockq-ksc|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_CX_WAIT=ksc"
     "lockq-mutex|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_VCI_LOCK=mutex"
     "lockq-mcs|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_VCI_LOCK=mcs"
     "csync|MPIR_CVAR_CH4_MT_MODEL=csync"

@@ -1,6 +1,7 @@
 /*
- * Selective reactivation (models hclhub-usc and hclhub-ksc; the others must
- * pass too, with the pvars showing nothing):
+ * Selective reactivation (models hclhub-usc and hclhub-ksc, and any model
+ * with MPIR_CVAR_CH4_CX_WAIT=usc|ksc, or auto once more threads wait than
+ * its limit; the others must pass too, with the pvars showing nothing):
  *   1. NT threads of rank 1 block in MPI_Wait, one receive each, arriving one
  *      after another (the first becomes the polling server); in even rounds
  *      rank 0 sends in the reverse order, so the waiters' requests complete
@@ -17,8 +18,11 @@
  * the test runner reports it.  Under a reactivation model the MPI_T pvars
  * cx_server_elections and cx_counted_wakeups must be positive.
  */
+#define _GNU_SOURCE     /* sched_getaffinity */
 #include "mpitest.h"
 #include <pthread.h>
+#include <sched.h>
+#include <string.h>
 #include <unistd.h>
 
 #define NT 4
@@ -64,6 +68,36 @@ static void *send_self_later(void *p)
     usleep(50000);      /* the receiver is blocked by now, perhaps as the server */
     MPI_Send(&v, 1, MPI_INT, rank, 7, MPI_COMM_WORLD);
     return NULL;
+}
+
+/* How blocked threads wait here (README, "How blocked threads wait"). */
+static const char *expected_wait(void)
+{
+    const char *w = getenv("MPIR_CVAR_CH4_CX_WAIT");
+    if (w && *w)
+        return w;
+    if (!strcmp(mt_model(), "lockq"))
+        return "auto";
+    if (!strcmp(mt_model(), "hclhub-usc"))
+        return "usc";
+    if (!strcmp(mt_model(), "hclhub-ksc"))
+        return "ksc";
+    return "poll";
+}
+
+/* auto's limit for rank 1 (this test's oracle, as the README states it):
+ * four waiting threads per core the rank can count on, the cores it may run
+ * on but at most its share of the node's among the job's ranks (one node). */
+static int auto_limit(void)
+{
+    int size, node = (int) sysconf(_SC_NPROCESSORS_ONLN), cores = node;
+    cpu_set_t set;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        cores = CPU_COUNT(&set);
+    if (node / size < cores)
+        cores = node / size;
+    return 4 * (cores > 0 ? cores : 1);
 }
 
 static void send_val(int round, int tag)
@@ -126,13 +160,19 @@ int main(int argc, char **argv)
         long long forced = mt_pvar_read("cx_forced_wakeups");
         printf("# %s: cx_server_elections %lld, cx_counted_wakeups %lld, cx_forced_wakeups %lld\n",
                mt_model(), elections, counted, forced);
-        if (!strncmp(mt_model(), "hclhub-", 7)) {
+        const char *wait = expected_wait();
+        if (!strcmp(wait, "usc") || !strcmp(wait, "ksc")) {
             MT_CHECK(elections >= ROUNDS, "%lld server elections in %d rounds", elections, ROUNDS);
             MT_CHECK(counted >= 1, "no waiter was woken by its completion (%lld)", counted);
             MT_CHECK(forced >= 1, "the server role never passed to a waiter (%lld)", forced);
+        } else if (!strcmp(wait, "auto") && NT + 1 > auto_limit()) {
+            /* more threads wait than poll under auto: it must reactivate */
+            MT_CHECK(elections >= 1 && counted >= 1,
+                     "auto with %d waiting threads, limit %d: %lld elections, %lld counted wake-ups",
+                     NT + 1, auto_limit(), elections, counted);
         } else {
             MT_CHECK(elections == 0 && counted == 0 && forced == 0,
-                     "reactivation acted under model %s", mt_model());
+                     "reactivation acted under model %s, wait %s", mt_model(), wait);
         }
     }
     return mt_finish();

@@ -234,4 +234,23 @@ static inline void cx_reactivation_signal(cx_reactivation_t *r, cx_scount_t *c)
     cx_scount__wake(c);
 }
 
+/* Waiting that adapts to crowding (MPICH-CX's MPIR_CVAR_CH4_CX_WAIT=auto):
+ * blocked threads poll, as MPICH's do, while at most CX_CROWD_PER_CORE
+ * of them per core wait; beyond, selective reactivation.  The cores a rank
+ * can count on: those it may run on, and no more than its share of the
+ * node's when local_ranks share the node (at least one). */
+#define CX_CROWD_PER_CORE 4
+
+static inline int cx_crowd_limit(int node_cpus, int affinity_cpus, int local_ranks)
+{
+    int cores = affinity_cpus;
+    if (local_ranks < 1)
+        local_ranks = 1;
+    if (node_cpus / local_ranks < cores)
+        cores = node_cpus / local_ranks;
+    if (cores < 1)
+        cores = 1;
+    return CX_CROWD_PER_CORE * cores;
+}
+
 #endif /* CX_REACTIVATION_H_INCLUDED */

@@ -409,7 +409,16 @@ static void unit_test(void)
     CHECK(r.head == NULL && r.tail == NULL, "list not empty");
     for (int i = 0; i < 3; i++)
         cx_scount_destroy(&c[i]);
-    printf("reactivation unit: election, list, counted/forced signals, early signals: ok\n");
+    /* auto's crowding limit: per core the rank may run on, at most its
+     * share of the node's, at least one core */
+    CHECK(cx_crowd_limit(2, 2, 2) == CX_CROWD_PER_CORE, "2 ranks on 2 cores, unbound");
+    CHECK(cx_crowd_limit(2, 1, 2) == CX_CROWD_PER_CORE, "2 ranks on 2 cores, bound");
+    CHECK(cx_crowd_limit(64, 64, 1) == 64 * CX_CROWD_PER_CORE, "1 rank on 64 cores");
+    CHECK(cx_crowd_limit(64, 8, 2) == 8 * CX_CROWD_PER_CORE, "bound to 8 of 64 cores");
+    CHECK(cx_crowd_limit(2, 2, 16) == CX_CROWD_PER_CORE, "more ranks than cores");
+    CHECK(cx_crowd_limit(4, 4, 0) == 4 * CX_CROWD_PER_CORE, "local size unknown");
+    printf("reactivation unit: election, list, counted/forced signals, early signals, "
+           "crowding limit: ok\n");
 }
 
 int main(int argc, char **argv)

@@ -54,6 +54,23 @@ cvars:
         tolerates before it takes the VCI lock blocking, so a repeated
         MPI_Test always progresses (1 or more).
 
+    - name        : MPIR_CVAR_CH4_CX_WAIT
+      category    : CH4_CX
+      type        : string
+      default     : ""
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        How a thread blocked in MPI_Wait or MPI_Waitall waits: poll (every
+        waiting thread polls progress, as MPICH), usc (selective
+        reactivation: one waiting thread polls, the others spin, then
+        yield, until their requests completed), ksc (the same, the others
+        sleep on a condition variable), auto (poll while at most four times
+        as many threads wait as the rank has cores, ksc beyond). Empty: the
+        model's own (auto for lockq, usc for hclhub-usc, ksc for hclhub-ksc,
+        poll for the others).
+
     - name        : MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL
       category    : CH4_CX
       type        : int
@@ -84,7 +101,7 @@ static const struct {
 } models[] = {
     {"direct", MPIDI_CX_MT_DIRECT, -1, MPIDU_CX_LOCK_MUTEX, MPIDI_CX_WAIT_POLL},
     /* LockQ issues under a try-lock: the futex mutex's is inline */
-    {"lockq", MPIDI_CX_MT_LOCKQ, -1, MPIDU_CX_LOCK_FUTEX, MPIDI_CX_WAIT_POLL},
+    {"lockq", MPIDI_CX_MT_LOCKQ, -1, MPIDU_CX_LOCK_FUTEX, MPIDI_CX_WAIT_AUTO},
     {"csync", MPIDI_CX_MT_CSYNC, MPIDU_CX_LOCK_DSM, MPIDU_CX_LOCK_DSM, MPIDI_CX_WAIT_POLL},
     {"hclhub-usc", MPIDI_CX_MT_DIRECT, MPIDU_CX_LOCK_HCLHUB, MPIDU_CX_LOCK_HCLHUB,
      MPIDI_CX_WAIT_USC},
@@ -103,6 +120,17 @@ static int find_model(const char *name)
     return -1;
 }
 
+/* The values of MPIR_CVAR_CH4_CX_WAIT, indexed by MPIDI_CX_WAIT_*. */
+static const char *const wait_kinds[] = { "poll", "usc", "ksc", "auto" };
+
+static int find_wait_kind(const char *name)
+{
+    for (int k = 0; k < (int) (sizeof(wait_kinds) / sizeof(wait_kinds[0])); k++)
+        if (!strcasecmp(name, wait_kinds[k]))
+            return k;
+    return -1;
+}
+
 /* MPI_Get_library_version's line: the model and lock this run uses. */
 int MPIDI_CX_mt_is_active(void)
 {
@@ -111,9 +139,10 @@ int MPIDI_CX_mt_is_active(void)
 
 const char *MPIDI_CX_mt_describe(void)
 {
-    static char buf[64];
-    snprintf(buf, sizeof(buf), "model %s, VCI lock %s", MPIDI_CX_global.model_name,
-             MPIDU_CX_lock_name(MPIDI_CX_global.lock_kind));
+    static char buf[80];
+    snprintf(buf, sizeof(buf), "model %s, VCI lock %s, wait %s", MPIDI_CX_global.model_name,
+             MPIDU_CX_lock_name(MPIDI_CX_global.lock_kind),
+             wait_kinds[MPIDI_CX_global.wait_kind]);
     return buf;
 }
 
@@ -182,6 +211,13 @@ int MPIDI_CX_init(bool * consumed)
     MPIDI_CX_global.model = models[m].model;
     MPIDI_CX_global.model_name = models[m].name;
     MPIDI_CX_global.wait_kind = models[m].wait_kind;
+    if (MPIR_CVAR_CH4_CX_WAIT[0]) {
+        int k = find_wait_kind(MPIR_CVAR_CH4_CX_WAIT);
+        if (k < 0)
+            return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_WAIT", MPIR_CVAR_CH4_CX_WAIT,
+                                         "poll, usc, ksc, auto");
+        MPIDI_CX_global.wait_kind = k;
+    }
 
     /* the CVAR overrides a model's own lock, except CSync's combining lock */
     if (MPIR_CVAR_CH4_VCI_LOCK[0])
@@ -661,24 +697,27 @@ int MPIDI_CX_cancel(MPIR_Request * req)
     return mpi_errno;
 }
 
-/* LockQ's and CSync's progress after its try-lock failed: back off (the
- * delay is kept per thread across MPI_Test calls), and after
- * TEST_MAX_FAILURES failures in a row take the lock blocking, so repeated
- * MPI_Test calls always progress. */
+/* LockQ's and CSync's progress after its try-lock failed.  MPI_Test and
+ * the other nonblocking polls back off (the delay is kept per thread across
+ * calls) and, after TEST_MAX_FAILURES failures in a row, take the lock
+ * blocking, so repeated MPI_Test calls always progress.  A blocking wait
+ * takes the lock blocking at once, sleeping in the lock as MPICH's waiters
+ * do: spinning through the backoff, it would keep the holder from running
+ * whenever threads outnumber cores (2 threads per rank on 2 cores ran at
+ * 0.15-0.4x MPICH's message rate that way, README). */
 #define TEST_MAX_DELAY 1024    /* spins between progress try-locks, at most */
 
 bool MPIDI_CX_progress_trylock_failed(int vci, int wait)
 {
     cx_test_backoff_t *b = &MPIDI_CX_test_backoff;
-    cx_test_backoff_failed(b, TEST_MAX_DELAY);
-    if (cx_test_backoff_must_block(b, MPIDI_CX_global.test_max_failures)) {
-        MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
-        cx_test_backoff_succeeded(b);
-        return true;
+    if (!wait) {
+        cx_test_backoff_failed(b, TEST_MAX_DELAY);
+        if (!cx_test_backoff_must_block(b, MPIDI_CX_global.test_max_failures))
+            return false;
     }
-    if (wait)
-        cx_spin_wait(b->delay);
-    return false;
+    MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
+    cx_test_backoff_succeeded(b);
+    return true;
 }
 
 /* ---- CSync ----------------------------------------------------------------- */

@@ -94,7 +94,8 @@ typedef struct MPIDI_CX_descr {
 enum {
     MPIDI_CX_WAIT_POLL,         /* MPICH's: every waiting thread polls progress */
     MPIDI_CX_WAIT_USC,          /* selective reactivation, waiters spin */
-    MPIDI_CX_WAIT_KSC           /* selective reactivation, waiters sleep */
+    MPIDI_CX_WAIT_KSC,          /* selective reactivation, waiters sleep */
+    MPIDI_CX_WAIT_AUTO          /* poll while few threads wait, else KSC */
 };
 
 typedef struct {
