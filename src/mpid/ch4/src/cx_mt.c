@@ -705,7 +705,7 @@ int MPIDI_CX_cancel(MPIR_Request * req)
  * do: spinning through the backoff, it would keep the holder from running
  * whenever threads outnumber cores (2 threads per rank on 2 cores ran at
  * 0.15-0.4x MPICH's message rate that way, README). */
-#define TEST_MAX_DELAY 1024    /* spins between progress try-locks, at most */
+#define TEST_MAX_DELAY 1024    /* MPI_Test calls skipped between try-locks, at most */
 
 bool MPIDI_CX_progress_trylock_failed(int vci, int wait)
 {
