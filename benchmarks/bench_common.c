@@ -34,6 +34,9 @@ static void usage(const char *name, FILE * f)
             "  --peer remote|self  mt_msgrate: rank 0's threads talk to rank 1, or each to\n"
             "                    itself while rank 1 sleeps outside MPI (contention on 2 cores\n"
             "                    without oversubscription)\n"
+            "  --buffers separate|one  pingpong latency: each rank sends from one buffer and\n"
+            "                    receives into another (separate, as OSU's osu_latency), or\n"
+            "                    sends the buffer it received into (one)\n"
             "  --quick           small sizes and few iterations (smoke test)\n"
             "Output: '#' lines, then CSV rows bench,case,x,metric,value,unit (rank 0).\n", name);
 }
@@ -109,6 +112,7 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
     static const char *const orders[] = { "posted-first", "unexpected-first", NULL };
     static const char *const wildcards[] = { "none", "any-source", "any-tag", NULL };
     static const char *const peers[] = { "remote", "self", NULL };
+    static const char *const buffers[] = { "separate", "one", NULL };
     static const struct option longopts[] = {
         {"iters", required_argument, 0, 'i'},
         {"warmup", required_argument, 0, 'u'},
@@ -122,6 +126,7 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
         {"wildcard", required_argument, 0, 'a'},
         {"seed", required_argument, 0, 'r'},
         {"peer", required_argument, 0, 'p'},
+        {"buffers", required_argument, 0, 'b'},
         {"quick", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}
@@ -147,6 +152,11 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
                 if (!o->peer)
                     die_usage(name, "--peer is not an option of %s", name);
                 o->peer = one_of(name, "peer", optarg, peers);
+                break;
+            case 'b':
+                if (!o->buffers)
+                    die_usage(name, "--buffers is not an option of %s", name);
+                o->buffers = one_of(name, "buffers", optarg, buffers);
                 break;
             case 'q': o->quick = 1; break;
             case 'h': usage(name, stdout); exit(0);

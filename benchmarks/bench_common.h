@@ -30,6 +30,7 @@ typedef struct {
     const char *wildcard;       /* none | any-source | any-tag */
     const char *order;          /* posted-first | unexpected-first */
     const char *peer;           /* remote | self (mt_msgrate) */
+    const char *buffers;        /* separate | one (pingpong) */
     int per_thread_comm;        /* 1: a communicator per thread, 0: a tag per thread */
     int quick;                  /* smoke-test sizes */
     unsigned seed;              /* for shuffles */

@@ -4,6 +4,12 @@
  * 64 KiB and up also the sender's time inside MPI per message while it
  * computes (sender_mpi) and this machine's memcpy bandwidth (the limit of a
  * single copy).
+ *
+ * Latency sends from one buffer and receives into another, as OSU's
+ * osu_latency does (--buffers separate, the default); with --buffers one a
+ * rank sends back the buffer it just received into, so every byte of the
+ * message was last written by the other rank's copy (under PiP, whichever
+ * core did that copy) before it is read again.
  */
 #include "bench_common.h"
 
@@ -13,7 +19,7 @@
 
 #define TAG 1
 
-static double latency_us(const bench_opts_t * o, char *buf, long size)
+static double latency_us(const bench_opts_t * o, char *sbuf, char *rbuf, long size)
 {
     int peer = 1 - o->rank;
     int iters = size > 65536 ? (o->iters + 9) / 10 : o->iters;
@@ -24,11 +30,11 @@ static double latency_us(const bench_opts_t * o, char *buf, long size)
             t0 = MPI_Wtime();
         }
         if (o->rank == 0) {
-            MPI_Send(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
-            MPI_Recv(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(sbuf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
-            MPI_Recv(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(sbuf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
         }
     }
     return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
@@ -122,7 +128,7 @@ static double memcpy_MBps(const bench_opts_t * o, char *dst, const char *src, lo
 int main(int argc, char **argv)
 {
     bench_opts_t o = {.name = "pingpong", .iters = 1000, .warmup = 100, .threads = 1,
-        .window = 64, .wildcard = "none", .order = "posted-first"
+        .window = 64, .wildcard = "none", .order = "posted-first", .buffers = "separate"
     };
     bench_init(&argc, &argv, &o, MPI_THREAD_SINGLE);
     if (o.nsizes == 0) {
@@ -137,11 +143,16 @@ int main(int argc, char **argv)
     char *buf = bench_alloc((size_t) max * (size_t) o.window);
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t) o.window);
 
-    char params[128];
-    snprintf(params, sizeof(params), "iters=%d warmup=%d window=%d", o.iters, o.warmup, o.window);
+    /* latency: its own send buffer, or the receive buffer (--buffers one) */
+    char *sbuf = strcmp(o.buffers, "one") ? bench_alloc((size_t) max) : buf;
+
+    char params[160];
+    snprintf(params, sizeof(params), "iters=%d warmup=%d window=%d buffers=%s", o.iters, o.warmup,
+             o.window, o.buffers);
     bench_print_header(&o, params);
     for (int i = 0; i < o.nsizes; i++)
-        bench_row(&o, "latency", o.sizes[i], "latency", latency_us(&o, buf, o.sizes[i]), "us");
+        bench_row(&o, "latency", o.sizes[i], "latency", latency_us(&o, sbuf, buf, o.sizes[i]),
+                  "us");
     for (int i = 0; i < o.nsizes; i++)
         bench_row(&o, "bandwidth", o.sizes[i], "bandwidth",
                   bandwidth_MBps(&o, buf, o.sizes[i], reqs), "MB/s");
@@ -156,6 +167,8 @@ int main(int argc, char **argv)
                       memcpy_MBps(&o, copy, buf, o.sizes[i]), "MB/s");
     free(copy);
     free(reqs);
+    if (sbuf != buf)
+        free(sbuf);
     free(buf);
     bench_finalize(&o);
     return 0;
