@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include "mpitest.h"
 #include <stdint.h>
+#include <strings.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -368,6 +369,8 @@ int main(int argc, char **argv)
     e = getenv("MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK");
     if (e)
         chunk = atol(e);
+    e = getenv("MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM");
+    int stream = e && (atoi(e) || !strcasecmp(e, "true") || !strcasecmp(e, "yes"));
 
     /* who shares this address space: the kernel's process id */
     int tgid = (int) syscall(SYS_getpid), *tgids = malloc(size * sizeof(int));
@@ -382,6 +385,7 @@ int main(int argc, char **argv)
         node_same &= node_tgids[i] == tgid;
     long long copies0 = mt_pvar_read("cx_pip_copies"), bytes0 = mt_pvar_read("cx_pip_copy_bytes");
     long long shared0 = mt_pvar_read("cx_pip_shared_copies"), helped = 0;
+    long long streamed0 = mt_pvar_read("cx_pip_stream_copies");
     MT_CHECK(copies0 >= 0 && bytes0 >= 0 && shared0 >= 0 &&
              mt_pvar_read("cx_pip_help_bytes") >= 0, "the cx_pip pvars are missing");
 
@@ -412,6 +416,15 @@ int main(int argc, char **argv)
     long long shared = mt_pvar_read("cx_pip_shared_copies") - shared0;
     MT_CHECK(shared == want_shared, "shared single copies: %lld, expected %lld", shared,
              want_shared);
+    /* every shared copy streams with MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM (x86-64), none without */
+    long long streamed = mt_pvar_read("cx_pip_stream_copies") - streamed0;
+#if defined(__x86_64__)
+    long long want_streamed = stream ? want_shared : 0;
+#else
+    long long want_streamed = 0;
+#endif
+    MT_CHECK(streamed0 >= 0 && streamed == want_streamed,
+             "streamed shared copies: %lld, expected %lld", streamed, want_streamed);
     MT_CHECK(helped >= 0 && helped <= 20LL * (4 << 20), "helped %lld bytes", helped);
     if (!(enabled && peer_same && chunk > 0))
         MT_CHECK(helped == 0, "helped %lld bytes without sharing", helped);
@@ -421,8 +434,8 @@ int main(int argc, char **argv)
     int errs = mt_errors, all;
     MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("single copies on rank 0: %lld (%lld bytes), %lld shared\n", copies, bytes,
-               shared);
+        printf("single copies on rank 0: %lld (%lld bytes), %lld shared, %lld streamed\n", copies,
+               bytes, shared, streamed);
         printf("rank 0 copied %lld bytes of its own sends\n", helped);
         if (all == 0)
             printf("No Errors\n");

@@ -8,7 +8,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
 work=${T_WORKDIR:-/tmp/cx-pipshare-tests}
-tests=(alone help window)
+tests=(alone help window stream)
 
 # VARIANT CFLAGS
 for v in "normal|-O2 -g -Wall -Wextra -std=c11" \

@@ -10,7 +10,10 @@
  *           work now and then); shares are poisoned and freed right after
  *           removal, so a helper touching one late is caught by the
  *           sanitizers;
- *   window  eight shares listed at once and offered in reverse order.
+ *   window  eight shares listed at once and offered in reverse order;
+ *   stream  cx_pip_copy_stream byte-exact for every destination alignment
+ *           and short, odd and long sizes, nothing written outside; then
+ *           alone, help and window again with streaming copies.
  */
 #define _GNU_SOURCE
 #include "pip_share.h"
@@ -30,7 +33,7 @@ static int failures;
     printf(__VA_ARGS__); printf("\n"); failures++; } } while (0)
 
 static cx_pip_share_list_t list;
-static int stop;
+static int stop, stream_mode;
 static size_t helper_bytes, helper_chunks;
 
 static void *helper(void *arg)
@@ -88,7 +91,7 @@ static size_t receive(size_t n, size_t want, size_t c, unsigned seed, int nap)
 {
     fill(n, seed);
     cx_pip_share_t *s = open_share();
-    cx_pip_share_offer(s, dst, want, c);
+    cx_pip_share_offer(s, dst, want, c, stream_mode);
     if (nap)
         usleep(200);
     size_t chunks = 0, b = cx_pip_share_work(s, &chunks);
@@ -187,7 +190,7 @@ static void test_window(void)
         }
         for (int w = W - 1; w >= 0; w--) {
             size_t chunks = 0;
-            cx_pip_share_offer(s[w], dsts[w], N, 4096);
+            cx_pip_share_offer(s[w], dsts[w], N, 4096, stream_mode);
             cx_pip_share_work(s[w], &chunks);
             cx_pip_share_wait(s[w]);
         }
@@ -206,12 +209,44 @@ static void test_window(void)
     CHECK(list.head == NULL, "shares left listed");
 }
 
+/* The streaming copy alone: every destination alignment mod 64, a few
+ * source offsets, sizes around its 16-byte head and 64-byte blocks. */
+static void test_stream_copy(void)
+{
+    size_t sizes[] = { 0, 1, 15, 16, 63, 64, 79, 80, 127, 128, 129, 1000, 4096, 65535, 300001 };
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        for (size_t d = 0; d < 64; d++)
+            for (size_t so = 0; so < 3; so++) {
+                size_t n = sizes[i];
+                for (size_t k = 0; k < n; k++)
+                    src[so + k] = (unsigned char) (k * 7 + d);
+                memset(dst, 0xee, d + n + GUARD);
+                cx_pip_copy_stream(dst + d, src + so, n);
+                size_t bad = SIZE_MAX;
+                for (size_t k = 0; k < d + n + GUARD && bad == SIZE_MAX; k++) {
+                    unsigned char want = k >= d && k < d + n ?
+                        (unsigned char) ((k - d) * 7 + d) : 0xee;
+                    if (dst[k] != want)
+                        bad = k;
+                }
+                CHECK(bad == SIZE_MAX, "stream copy of %zu bytes to +%zu from +%zu: byte %zu",
+                      n, d, so, bad);
+            }
+}
+
 int main(int argc, char **argv)
 {
     const char *t = argc > 1 ? argv[1] : "";
-    src = malloc(MAX_SIZE);
-    dst = malloc(MAX_SIZE + GUARD);
-    if (!strcmp(t, "alone")) {
+    src = malloc(MAX_SIZE + 64);
+    dst = malloc(MAX_SIZE + 64 + GUARD);
+    if (!strcmp(t, "stream")) {
+        test_stream_copy();
+        stream_mode = 1;
+        test_alone();
+        test_help();
+        stop = 0;
+        test_window();
+    } else if (!strcmp(t, "alone")) {
         test_alone();
         test_chunk();
     } else if (!strcmp(t, "help"))
@@ -219,7 +254,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "window"))
         test_window();
     else {
-        fprintf(stderr, "usage: %s alone|help|window\n", argv[0]);
+        fprintf(stderr, "usage: %s alone|help|window|stream\n", argv[0]);
         return 2;
     }
     free(src);

@@ -50,6 +50,7 @@ int MPIDI_CX_PIP_init_world(void)
 
     g->threshold = SIZE_MAX;
     g->share_chunk = 0;
+    g->share_stream = 0;
     g->n_peers = 0;
     g->same_space = NULL;
     g->world_size = MPIR_Process.size;
@@ -85,6 +86,9 @@ int MPIDI_CX_PIP_init_world(void)
     if (g->n_peers) {
         g->threshold = (size_t) MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD;
         g->share_chunk = (size_t) MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK;
+#if defined(__x86_64__)
+        g->share_stream = g->share_chunk && MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM;
+#endif
     }
 
   fn_exit:
@@ -100,6 +104,7 @@ int MPIDI_CX_PIP_finalize(void)
     MPIDI_CX_PIP_global.n_peers = 0;
     MPIDI_CX_PIP_global.threshold = SIZE_MAX;
     MPIDI_CX_PIP_global.share_chunk = 0;
+    MPIDI_CX_PIP_global.share_stream = 0;
     /* shares of sends never acknowledged (cancelled) */
     while (MPIDI_CX_PIP_global.shares.head)
         MPIDI_CX_PIP_share_close((uintptr_t) MPIDI_CX_PIP_global.shares.head);
@@ -109,12 +114,13 @@ int MPIDI_CX_PIP_finalize(void)
 /* For the extensions line of MPI_Get_library_version. */
 const char *MPIDI_CX_PIP_describe(void)
 {
-    static char buf[128], shared[48] = "";
+    static char buf[128], shared[64] = "";
     if (!MPIDI_CX_PIP_global.n_peers)
         return MPIR_CVAR_CH4_IPC_PIP_ENABLE ? "single copy: no peer task" : "single copy off";
     if (MPIDI_CX_PIP_global.share_chunk)
-        snprintf(shared, sizeof(shared), ", shared in %zu-byte chunks",
-                 MPIDI_CX_PIP_global.share_chunk);
+        snprintf(shared, sizeof(shared), ", shared in %zu-byte chunks%s",
+                 MPIDI_CX_PIP_global.share_chunk,
+                 MPIDI_CX_PIP_global.share_stream ? ", streaming" : "");
     snprintf(buf, sizeof(buf), "single copy from %zu bytes%s with %d peer tasks",
              MPIDI_CX_PIP_global.threshold, shared, MPIDI_CX_PIP_global.n_peers);
     return buf;
@@ -128,6 +134,7 @@ PIP_PVAR_GETTER(get_bytes, bytes)
 PIP_PVAR_GETTER(get_windows, windows)
 PIP_PVAR_GETTER(get_shared_copies, shared_copies)
 PIP_PVAR_GETTER(get_help_bytes, help_bytes)
+PIP_PVAR_GETTER(get_stream_copies, stream_copies)
 
 static void register_pvars(void)
 {
@@ -147,6 +154,8 @@ static void register_pvars(void)
          "PiP: single copies this rank received in chunks its sender could help copy"},
         {"cx_pip_help_bytes", get_help_bytes,
          "PiP: bytes this rank copied, while waiting in MPI, into receivers' buffers for its own sends"},
+        {"cx_pip_stream_copies", get_stream_copies,
+         "PiP: shared single copies this rank received written with non-temporal stores (MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM)"},
     };
     if (registered++)
         return;

@@ -66,6 +66,21 @@ cvars:
         The smallest chunk: each chunk is a quarter of what is left of the
         message, down to this size.  0: the receiver copies alone.
 
+    - name        : MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM
+      category    : CH4_CX_PIP
+      type        : boolean
+      default     : false
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Under mpiexec -pip: the copiers of a shared single copy write the
+        receive buffer with non-temporal (streaming) stores, x86-64 only.
+        Much faster when the sender's core holds the receive buffer's
+        cache lines (a buffer the receiver sent from before), slower when
+        it does not, and the data lands in memory, not in the receiver's
+        cache.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -79,9 +94,11 @@ typedef struct {
     unsigned long long bytes;   /* windows with directly accessed peers */
     unsigned long long windows;
     size_t share_chunk;         /* 0: the receiver copies alone */
+    int share_stream;           /* shared copies with non-temporal stores */
     cx_pip_share_list_t shares; /* this rank's sends whose copy it may help with */
     unsigned long long shared_copies;   /* receiver: copies offered to the sender */
     unsigned long long help_bytes;      /* sender: bytes it copied for its receivers */
+    unsigned long long stream_copies;   /* receiver: shared copies made with streaming stores */
 } MPIDI_CX_PIP_global_t;
 
 extern MPIDI_CX_PIP_global_t MPIDI_CX_PIP_global;

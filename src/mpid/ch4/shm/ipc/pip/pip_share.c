@@ -54,10 +54,12 @@ bool MPIDI_CX_PIP_share_copy(uintptr_t share, MPIR_Request * rreq, size_t recv_d
     cx_pip_share_t *s = (cx_pip_share_t *) share;
     size_t chunks = 0;
     cx_pip_share_offer(s, (char *) MPIDIG_REQUEST(rreq, buffer) + true_lb, recv_data_sz,
-                       chunk);
+                       chunk, MPIDI_CX_PIP_global.share_stream);
     cx_pip_share_work(s, &chunks);
     cx_pip_share_wait(s);
     __atomic_fetch_add(&MPIDI_CX_PIP_global.shared_copies, 1, __ATOMIC_RELAXED);
+    if (MPIDI_CX_PIP_global.share_stream)
+        __atomic_fetch_add(&MPIDI_CX_PIP_global.stream_copies, 1, __ATOMIC_RELAXED);
     return true;
 }
 
