@@ -50,7 +50,9 @@
 #define CX_REACTIVATION_H_INCLUDED
 
 #include "cx_sync_common.h"
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 
 #define CX_SCOUNT_USC 0         /* user-level: the waiter spins, then yields */
 #define CX_SCOUNT_KSC 1         /* kernel-level: mutex + condition variable */
@@ -59,6 +61,10 @@
 #ifndef CX_SCOUNT_USC_SPINS
 #define CX_SCOUNT_USC_SPINS 1024
 #endif
+
+/* KSC: the longest a waiter sleeps before it looks for a vacant server role
+ * itself (cx_scount_wait_timed, cx_reactivation_resign_lazy). */
+#define CX_SCOUNT_KSC_HANDOVER_NS 1000000L
 
 typedef struct cx_scount {
     int count;                  /* pending operations (external lock) */
@@ -76,6 +82,7 @@ typedef struct {
     unsigned long elections;    /* try_elect successes */
     unsigned long counted_wakeups;      /* wakes by a completion (count reached 0) */
     unsigned long forced_wakeups;       /* wakes to hand over the server role */
+    unsigned long handover_timeouts;    /* timed waits that ended without a wake */
 } cx_reactivation_t;
 
 static inline void cx_scount_init(cx_scount_t *c, int kind)
@@ -122,17 +129,32 @@ static inline void cx_scount__wake(cx_scount_t *c)
 }
 
 /* Called with the external lock held; returns with it held again (taken
- * with lock_low). Returns after a wake, counted or forced; the caller
- * re-checks its requests. */
-static inline void cx_scount_wait(cx_scount_t *c, void (*unlock) (void *),
-                                  void (*lock_low) (void *), void *lockctx)
+ * with lock_low). Returns after a wake, counted or forced, or (KSC with
+ * timeout_ns > 0) once timeout_ns passed without one: false then. The
+ * caller re-checks its requests either way. */
+static inline bool cx_scount_wait_timed(cx_scount_t *c, void (*unlock) (void *),
+                                        void (*lock_low) (void *), void *lockctx,
+                                        long timeout_ns)
 {
+    bool woken = true;
     unlock(lockctx);
     if (c->kind == CX_SCOUNT_KSC) {
+        struct timespec until;
+        if (timeout_ns > 0) {
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += (until.tv_nsec + timeout_ns) / 1000000000L;
+            until.tv_nsec = (until.tv_nsec + timeout_ns) % 1000000000L;
+        }
         pthread_mutex_lock(&c->m);
         /* loop: condvars wake spuriously */
-        while (!atomic_load_explicit(&c->signaled, memory_order_relaxed))
-            pthread_cond_wait(&c->cv, &c->m);
+        while (!atomic_load_explicit(&c->signaled, memory_order_relaxed)) {
+            if (timeout_ns <= 0)
+                pthread_cond_wait(&c->cv, &c->m);
+            else if (pthread_cond_timedwait(&c->cv, &c->m, &until) == ETIMEDOUT) {
+                woken = atomic_load_explicit(&c->signaled, memory_order_relaxed);
+                break;
+            }
+        }
         atomic_store_explicit(&c->signaled, 0, memory_order_relaxed);
         pthread_mutex_unlock(&c->m);
     } else {
@@ -148,13 +170,20 @@ static inline void cx_scount_wait(cx_scount_t *c, void (*unlock) (void *),
         atomic_store_explicit(&c->signaled, 0, memory_order_relaxed);
     }
     lock_low(lockctx);
+    return woken;
+}
+
+static inline void cx_scount_wait(cx_scount_t *c, void (*unlock) (void *),
+                                  void (*lock_low) (void *), void *lockctx)
+{
+    cx_scount_wait_timed(c, unlock, lock_low, lockctx, 0);
 }
 
 static inline void cx_reactivation_init(cx_reactivation_t *r)
 {
     r->server_present = false;
     r->head = r->tail = NULL;
-    r->elections = r->counted_wakeups = r->forced_wakeups = 0;
+    r->elections = r->counted_wakeups = r->forced_wakeups = r->handover_timeouts = 0;
 }
 
 /* No server: the caller becomes it. */
@@ -218,6 +247,18 @@ static inline void cx_reactivation_resign(cx_reactivation_t *r)
 {
     r->server_present = false;
     cx_reactivation_wake_next(r);
+}
+
+/* The server leaves without waking a successor: for waiters that sleep at
+ * most CX_SCOUNT_KSC_HANDOVER_NS (cx_scount_wait_timed) and then take the
+ * vacant role themselves.  A thread that leaves the server role usually
+ * comes back to wait within microseconds (it issues its next operations)
+ * and takes the role again; the forced wake-up, a context switch to a
+ * thread that then mostly polls in its place, cost more than it saved when
+ * threads outnumber cores (README, thread-safety measurements). */
+static inline void cx_reactivation_resign_lazy(cx_reactivation_t *r)
+{
+    r->server_present = false;
 }
 
 /* Counted signal from a completion callback (under the external lock). The

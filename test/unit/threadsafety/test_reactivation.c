@@ -406,6 +406,28 @@ static void unit_test(void)
     cx_scount_wait(&c[2], mutex_unlock, mutex_lock, &m);
     pthread_mutex_unlock(&m);
 
+    /* timed KSC wait: false after its time limit with no wake, true at
+     * once when signaled first; a lazy resign wakes nobody */
+    CHECK(r.head == NULL && r.tail == NULL, "list not empty");
+    cx_scount_arm(&c[1], 1);
+    cx_reactivation_add_waiter(&r, &c[1]);
+    CHECK(cx_reactivation_try_elect(&r), "election after resign");
+    cx_reactivation_resign_lazy(&r);
+    CHECK(!r.server_present && c[1].in_list && !atomic_load(&c[1].signaled) &&
+          r.forced_wakeups == 1, "resign_lazy woke a waiter");
+    pthread_mutex_lock(&m);
+    double t0 = t_now();
+    bool woken = cx_scount_wait_timed(&c[1], mutex_unlock, mutex_lock, &m, 20000000L);
+    double waited = t_now() - t0;
+    pthread_mutex_unlock(&m);
+    CHECK(!woken && waited >= 0.019, "timed wait: woken %d after %.4f s of 0.02", woken, waited);
+    cx_reactivation_signal(&r, &c[1]);
+    pthread_mutex_lock(&m);
+    t0 = t_now();
+    woken = cx_scount_wait_timed(&c[1], mutex_unlock, mutex_lock, &m, 10L * 1000000000L);
+    waited = t_now() - t0;
+    pthread_mutex_unlock(&m);
+    CHECK(woken && waited < 5.0, "timed wait after a signal: woken %d after %.2f s", woken, waited);
     CHECK(r.head == NULL && r.tail == NULL, "list not empty");
     for (int i = 0; i < 3; i++)
         cx_scount_destroy(&c[i]);
@@ -418,7 +440,7 @@ static void unit_test(void)
     CHECK(cx_crowd_limit(2, 2, 16) == CX_CROWD_PER_CORE, "more ranks than cores");
     CHECK(cx_crowd_limit(4, 4, 0) == 4 * CX_CROWD_PER_CORE, "local size unknown");
     printf("reactivation unit: election, list, counted/forced signals, early signals, "
-           "crowding limit: ok\n");
+           "timed waits and lazy resign, crowding limit: ok\n");
 }
 
 int main(int argc, char **argv)

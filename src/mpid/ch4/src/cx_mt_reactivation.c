@@ -13,7 +13,10 @@
  * on every VCI; after each poll it signals the synchronization counter of
  * every waiter once per request of it that completed (whoever completed it).  A waiter spins (USC) or sleeps (KSC) outside
  * every lock and wakes only when its whole set completed, or when the server
- * leaves and hands the role to the oldest waiter.  An oversubscribed rank
+ * leaves and hands the role to the oldest waiter (USC); a KSC waiter instead
+ * wakes by itself every CX_SCOUNT_KSC_HANDOVER_NS and takes the role if it is
+ * vacant, so a leaving server wakes nobody and usually takes the role back
+ * when it next waits.  An oversubscribed rank
  * thus has one thread polling instead of all of them, and with an HCLHub VCI
  * lock that thread re-enters at low priority, behind threads that issue.
  *
@@ -178,14 +181,21 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
         } else {
             cx_scount_arm(&w->c, pending(w));
             cx_reactivation_add_waiter(&react, &w->c);
-            cx_scount_wait(&w->c, react_unlock, react_lock, &react_mutex);
+            /* KSC waiters wake by themselves after a while: a leaving
+             * server does not hand its role over (resign_lazy below) */
+            if (!cx_scount_wait_timed(&w->c, react_unlock, react_lock, &react_mutex,
+                                      CX_SCOUNT_KSC_HANDOVER_NS))
+                react.handover_timeouts++;
             /* a counted wake unlinked us, a forced one too; anything else is
-             * a stale flag from an earlier round: leave the list either way */
+             * a time-out or a stale flag from an earlier round: leave the
+             * list either way */
             cx_reactivation_remove_waiter(&react, &w->c);
         }
     }
-    if (server)
-        cx_reactivation_resign(&react);
+    if (server && w->kind == CX_SCOUNT_KSC)
+        cx_reactivation_resign_lazy(&react);
+    else if (server)
+        cx_reactivation_resign(&react);         /* USC waiters never time out */
     else
         cx_reactivation_wake_next(&react);      /* a forced wake we did not use */
     pthread_mutex_unlock(&react_mutex);
@@ -206,6 +216,7 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
 REACT_PVAR_GETTER(get_elections, elections)
 REACT_PVAR_GETTER(get_counted, counted_wakeups)
 REACT_PVAR_GETTER(get_forced, forced_wakeups)
+REACT_PVAR_GETTER(get_timeouts, handover_timeouts)
 
 void MPIDI_CX_reactivation_register_pvars(void)
 {
@@ -219,7 +230,9 @@ void MPIDI_CX_reactivation_register_pvars(void)
         {"cx_counted_wakeups", get_counted,
          "selective reactivation: waiters woken because all their requests completed"},
         {"cx_forced_wakeups", get_forced,
-         "selective reactivation: waiters woken to take over polling from a leaving server"},
+         "selective reactivation: waiters woken to take over polling from a leaving server (usc)"},
+        {"cx_handover_timeouts", get_timeouts,
+         "selective reactivation: sleeping waiters (ksc) that woke by their time limit to look for a vacant server role"},
     };
     for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
         MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
