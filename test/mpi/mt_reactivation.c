@@ -86,7 +86,7 @@ static const char *expected_wait(void)
 }
 
 /* auto's limit for rank 1 (this test's oracle, as the README states it):
- * four waiting threads per core the rank can count on, the cores it may run
+ * two waiting threads per core the rank can count on, the cores it may run
  * on but at most its share of the node's among the job's ranks (one node). */
 static int auto_limit(void)
 {
@@ -97,7 +97,7 @@ static int auto_limit(void)
         cores = CPU_COUNT(&set);
     if (node / size < cores)
         cores = node / size;
-    return 4 * (cores > 0 ? cores : 1);
+    return 2 * (cores > 0 ? cores : 1);
 }
 
 static void send_val(int round, int tag)

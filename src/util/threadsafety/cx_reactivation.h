@@ -280,7 +280,7 @@ static inline void cx_reactivation_signal(cx_reactivation_t *r, cx_scount_t *c)
  * of them per core wait; beyond, selective reactivation.  The cores a rank
  * can count on: those it may run on, and no more than its share of the
  * node's when local_ranks share the node (at least one). */
-#define CX_CROWD_PER_CORE 4
+#define CX_CROWD_PER_CORE 2
 
 static inline int cx_crowd_limit(int node_cpus, int affinity_cpus, int local_ranks)
 {

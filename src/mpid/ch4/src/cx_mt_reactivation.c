@@ -101,9 +101,9 @@ static int poll_all_vcis(bool * made_progress)
 
 /* MPIR_CVAR_CH4_CX_WAIT=auto: the threads now past their first poll in a
  * registered wait, and how many may poll before the others sleep
- * (cx_crowd_limit: with a core per rank, 2 and 4 threads polling were as
- * fast as MPICH and 5-10x faster than reactivation, 8 threads 2x slower
- * than reactivation; README, thread-safety measurements). */
+ * (cx_crowd_limit: with a core per rank and the lazy hand-over, 2 threads
+ * polling were faster than reactivation, 4 and 8 threads 2x slower;
+ * README, thread-safety measurements). */
 static atomic_int crowd, crowd_limit;
 
 static int crowd_limit_of_this_rank(void)
