@@ -9,7 +9,11 @@
  * synchronization counter. Completion callbacks, run by the server under the
  * lock, signal the counter of the completed request's owner, which wakes
  * exactly that thread once all the operations it waits for are done. A
- * leaving server force-wakes one waiter so that somebody keeps polling.
+ * leaving server force-wakes one waiter so that somebody keeps polling
+ * (cx_reactivation_resign), or, where waiters sleep with a time limit
+ * (cx_scount_wait_timed), wakes nobody and leaves the role vacant for the
+ * first of them to time out or for itself to take back
+ * (cx_reactivation_resign_lazy: MPICH-CX's, not the paper's).
  *
  * Every cx_reactivation_* call and cx_scount_arm run under the external
  * lock; so do the list and the counts inside a cx_scount_t. Only `signaled`
