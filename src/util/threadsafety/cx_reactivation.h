@@ -98,7 +98,13 @@ static inline void cx_scount_init(cx_scount_t *c, int kind)
     c->prev = c->next = NULL;
     if (kind == CX_SCOUNT_KSC) {
         pthread_mutex_init(&c->m, NULL);
-        pthread_cond_init(&c->cv, NULL);
+        /* timed waits measure on the monotonic clock: a step of the wall
+         * clock must not stretch the 1 ms a vacant server role can wait */
+        pthread_condattr_t a;
+        pthread_condattr_init(&a);
+        pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+        pthread_cond_init(&c->cv, &a);
+        pthread_condattr_destroy(&a);
     }
 }
 
@@ -145,7 +151,7 @@ static inline bool cx_scount_wait_timed(cx_scount_t *c, void (*unlock) (void *),
     if (c->kind == CX_SCOUNT_KSC) {
         struct timespec until;
         if (timeout_ns > 0) {
-            clock_gettime(CLOCK_REALTIME, &until);
+            clock_gettime(CLOCK_MONOTONIC, &until);
             until.tv_sec += (until.tv_nsec + timeout_ns) / 1000000000L;
             until.tv_nsec = (until.tv_nsec + timeout_ns) % 1000000000L;
         }

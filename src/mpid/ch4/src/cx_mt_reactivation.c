@@ -197,7 +197,9 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
     else if (server)
         cx_reactivation_resign(&react);         /* USC waiters never time out */
     else
-        cx_reactivation_wake_next(&react);      /* a forced wake we did not use */
+        /* a forced wake we did not use; under ksc, a role the server left
+         * vacant is taken up now rather than at the next time-out */
+        cx_reactivation_wake_next(&react);
     pthread_mutex_unlock(&react_mutex);
     if (counted)
         atomic_fetch_sub_explicit(&crowd, 1, memory_order_relaxed);
@@ -230,7 +232,7 @@ void MPIDI_CX_reactivation_register_pvars(void)
         {"cx_counted_wakeups", get_counted,
          "selective reactivation: waiters woken because all their requests completed"},
         {"cx_forced_wakeups", get_forced,
-         "selective reactivation: waiters woken to take over polling from a leaving server (usc)"},
+         "selective reactivation: waiters woken to take over polling from a leaving server (usc), or from a vacant role (ksc)"},
         {"cx_handover_timeouts", get_timeouts,
          "selective reactivation: sleeping waiters (ksc) that woke by their time limit to look for a vacant server role"},
     };
