@@ -51,6 +51,9 @@ tests=(
     "reactivation_unit test_reactivation unit"
     "reactivation_usc test_reactivation usc"
     "reactivation_ksc test_reactivation ksc"
+    "poll_skip_rules test_poll_skip rules"
+    "poll_skip_delay test_poll_skip delay"
+    "poll_skip_concurrent test_poll_skip concurrent"
 )
 
 # build VARIANT MAKE-ARGS...: 0 when built; the log is kept

@@ -17,4 +17,5 @@ noinst_HEADERS += \
     src/util/threadsafety/cx_swpq.h \
     src/util/threadsafety/cx_dsmsync.h \
     src/util/threadsafety/cx_lockq.h \
-    src/util/threadsafety/cx_reactivation.h
+    src/util/threadsafety/cx_reactivation.h \
+    src/util/threadsafety/cx_poll_skip.h

@@ -5,6 +5,7 @@
 #include "mpidimpl.h"
 #include "cx_mt.h"
 #include "cx_topology.h"
+#include "cx_nm_poll.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -178,6 +179,9 @@ int MPIDI_CX_init(bool * consumed)
     const char *name = MPIR_CVAR_CH4_MT_MODEL;
 
     *consumed = false;
+    mpi_errno = MPIDI_CX_nm_poll_init();
+    if (mpi_errno)
+        return mpi_errno;
     int m = find_model(MPIDI_CX_DEFAULT_MT_NAME);
     MPIR_Assert(m >= 0);
     if (name[0]) {
@@ -1117,4 +1121,5 @@ static void register_pvars(void)
                               get_trylock_failures, NULL, "CH4_CX",
                               "VCI try-locks that failed (issue and progress)");
     MPIDI_CX_reactivation_register_pvars();
+    MPIDI_CX_nm_poll_register_pvars();
 }

@@ -1,0 +1,52 @@
+/*
+ * MPICH-CX: netmod polls skipped while shared memory delivers
+ * (MPIR_CVAR_CH4_CX_NM_POLL_SKIP; the rule is cx_poll_skip.h).
+ *
+ * MPICH's progress polls the netmod and then shared memory on every call.
+ * With libfabric's tcp/rxm a poll that finds nothing still takes provider
+ * mutexes and reads the clock, under the VCI lock: with intranode traffic
+ * only, that was a quarter to a third of a busy rank's CPU time (README,
+ * thread-safety measurements).  So while shared memory delivers and the
+ * netmod is idle, progress polls the netmod only every max+1-th call.
+ *
+ * Hooks: the progress body (ch4_progress.h) marks and records both polls;
+ * POSIX eager reception, OFI's completion-queue reads and UCX's worker
+ * progress report events.
+ */
+#ifndef CX_NM_POLL_H_INCLUDED
+#define CX_NM_POLL_H_INCLUDED
+
+#include "cx_poll_skip.h"
+
+/* Indexed by VCI: POSIX's VSI and OFI's and UCX's VNI are the VCI (their
+ * counts are n_vcis). */
+extern cx_poll_skip_t MPIDI_CX_nm_poll[MPIDI_CH4_MAX_VCIS];
+/* MPIR_CVAR_CH4_CX_NM_POLL_SKIP as read at MPI_Init; 0 (never skip) before. */
+extern int MPIDI_CX_nm_poll_max_skip;
+
+int MPIDI_CX_nm_poll_init(void);
+void MPIDI_CX_nm_poll_register_pvars(void);
+
+#define MPIDI_CX_nm_poll_due(vci_, shm_) \
+    cx_poll_skip_due(&MPIDI_CX_nm_poll[vci_], MPIDI_CX_nm_poll_max_skip, (shm_) != 0)
+
+/* Around a transport's poll in the progress body; free when skipping is off. */
+#define MPIDI_CX_nm_poll_mark(vci_, which_) \
+    (MPIDI_CX_nm_poll_max_skip ? cx_poll_skip_mark(&MPIDI_CX_nm_poll[vci_].which_##_events) : 0)
+#define MPIDI_CX_nm_poll_done(vci_, which_, mark_)                      \
+    do {                                                                \
+        if (MPIDI_CX_nm_poll_max_skip)                                  \
+            cx_poll_skip_done(&MPIDI_CX_nm_poll[vci_].which_##_events, (mark_), \
+                              &MPIDI_CX_nm_poll[vci_].which_##_busy);   \
+    } while (0)
+
+/* A transport found work on vci (its VSI or VNI). */
+#define MPIDI_CX_nm_poll_event(vci_, which_)                            \
+    do {                                                                \
+        if (MPIDI_CX_nm_poll_max_skip)                                  \
+            cx_poll_skip_event(&MPIDI_CX_nm_poll[vci_].which_##_events); \
+    } while (0)
+#define MPIDI_CX_nm_poll_shm_event(vsi_) MPIDI_CX_nm_poll_event(vsi_, shm)
+#define MPIDI_CX_nm_poll_nm_event(vni_) MPIDI_CX_nm_poll_event(vni_, nm)
+
+#endif /* CX_NM_POLL_H_INCLUDED */

@@ -1,0 +1,195 @@
+/*
+ * cx_poll_skip.h: when progress skips the netmod poll while shared memory
+ * delivers (MPIR_CVAR_CH4_CX_NM_POLL_SKIP).
+ *
+ *     test_poll_skip rules|delay|concurrent
+ *
+ * rules       the decision, call by call: never skipped with max 0 or
+ *             without a shared-memory poll, nor while shared memory is idle
+ *             or the netmod busy; at most max skips in a row; the pvar count.
+ * delay       a simulated progress loop: a netmod message that arrives while
+ *             shared memory streams is seen within max+1 calls, at once
+ *             while shared memory is idle; a stream skips max of max+1 polls.
+ * concurrent  two threads progress one VCI, shared memory under a mutex and
+ *             the netmod without (MPICH's lockless netmod): every call either
+ *             polls or skips, and the skips stay bounded (TSan: no races).
+ */
+#include "test_common.h"
+#include "cx_poll_skip.h"
+
+/* One progress call as ch4_progress.h makes it; *shm_msgs and *nm_msgs are
+ * the messages waiting in each transport (a poll takes one).  Returns
+ * whether the netmod was polled. */
+static bool progress(cx_poll_skip_t *p, int max, int *shm_msgs, int *nm_msgs)
+{
+    bool polled = false;
+    if (cx_poll_skip_due(p, max, true)) {
+        int mark = cx_poll_skip_mark(&p->nm_events);
+        if (*nm_msgs > 0) {
+            (*nm_msgs)--;
+            cx_poll_skip_event(&p->nm_events);
+        }
+        cx_poll_skip_done(&p->nm_events, mark, &p->nm_busy);
+        polled = true;
+    }
+    int mark = cx_poll_skip_mark(&p->shm_events);
+    if (*shm_msgs > 0) {
+        (*shm_msgs)--;
+        cx_poll_skip_event(&p->shm_events);
+    }
+    cx_poll_skip_done(&p->shm_events, mark, &p->shm_busy);
+    return polled;
+}
+
+static void rules_test(void)
+{
+    cx_poll_skip_t p = { 0 };
+    int shm = 1000, nm = 0;
+
+    /* max 0: MPICH's behaviour, whatever shared memory does */
+    for (int i = 0; i < 50; i++)
+        CHECK(progress(&p, 0, &shm, &nm), "max 0 skipped call %d", i);
+    CHECK(p.skipped_total == 0, "max 0 counted %u skips", p.skipped_total);
+
+    /* no shared-memory poll in this call: never skip */
+    CHECK(cx_poll_skip_due(&p, 4, false), "skipped without a shared-memory poll");
+
+    /* streaming: max skips, then a poll, again and again */
+    const int max = 4;
+    memset(&p, 0, sizeof(p));
+    CHECK(progress(&p, max, &shm, &nm), "first call (shared memory not yet busy) skipped");
+    for (int round = 0; round < 5; round++) {
+        for (int i = 0; i < max; i++)
+            CHECK(!progress(&p, max, &shm, &nm), "round %d: call %d polled", round, i);
+        CHECK(progress(&p, max, &shm, &nm), "round %d: more than %d skips in a row", round, max);
+    }
+    CHECK(p.skipped_total == 5u * max, "pvar count %u, expected %d", p.skipped_total, 5 * max);
+
+    /* a busy netmod is polled on every call, streaming or not */
+    nm = 10;
+    int polls = 0;
+    for (int i = 0; i < 10 + max; i++)
+        polls += progress(&p, max, &shm, &nm);
+    CHECK(nm == 0, "%d netmod messages left: a busy netmod was skipped", nm);
+    CHECK(polls >= 10, "busy netmod polled %d times in %d calls", polls, 10 + max);
+
+    /* shared memory idle: the netmod is polled on every call */
+    shm = 0;
+    progress(&p, max, &shm, &nm);       /* this call's shm poll finds nothing */
+    for (int i = 0; i < 20; i++)
+        CHECK(progress(&p, max, &shm, &nm), "idle shared memory, call %d skipped", i);
+    printf("rules: max 0, no shm poll, streaming (max skips in a row), busy netmod, idle shm: ok\n");
+}
+
+static void delay_test(void)
+{
+    for (int max = 1; max <= 64; max *= 4) {
+        int worst = 0;
+        /* the message arrives at every point of the skip cycle */
+        for (int warm = 0; warm < 2 * (max + 1); warm++) {
+            cx_poll_skip_t p = { 0 };
+            int shm = 1 << 20, nm = 0;
+            for (int i = 0; i < warm; i++)
+                progress(&p, max, &shm, &nm);
+            nm = 1;             /* a network message arrives */
+            int calls = 0;
+            while (nm > 0) {
+                progress(&p, max, &shm, &nm);
+                calls++;
+                CHECK(calls <= max + 1, "max %d: netmod message waited %d calls", max, calls);
+            }
+            if (calls > worst)
+                worst = calls;
+        }
+        CHECK(worst == max + 1, "max %d: worst wait %d calls, expected %d", max, worst, max + 1);
+
+        /* idle shared memory: seen on the very call it arrives */
+        cx_poll_skip_t p = { 0 };
+        int shm = 0, nm = 0;
+        progress(&p, max, &shm, &nm);
+        nm = 1;
+        progress(&p, max, &shm, &nm);
+        CHECK(nm == 0, "max %d: idle shared memory delayed the netmod", max);
+
+        /* a long stream: max of every max+1 netmod polls skipped */
+        memset(&p, 0, sizeof(p));
+        shm = 100000;
+        int polled = 0, calls = 0;
+        while (shm > 0) {
+            polled += progress(&p, max, &shm, &nm);
+            calls++;
+        }
+        double expect = (double) calls / (max + 1);
+        CHECK(polled >= expect - 1 && polled <= expect + 2,
+              "max %d: %d netmod polls in %d streaming calls, expected about %.0f", max, polled,
+              calls, expect);
+    }
+    printf("delay: netmod traffic waits at most max+1 calls while shm streams, none when idle: ok\n");
+}
+
+#define CONC_CALLS (200000 / T_SCALE)
+static cx_poll_skip_t conc;
+static pthread_mutex_t vci_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int shm_left = 1 << 30;
+
+static void *conc_thread(void *arg)
+{
+    long *polls = arg;
+    for (int i = 0; i < CONC_CALLS; i++) {
+        if (cx_poll_skip_due(&conc, 8, true)) {
+            /* the netmod, without the VCI lock; it finds work now and then */
+            int mark = cx_poll_skip_mark(&conc.nm_events);
+            if (i % 97 == 0)
+                cx_poll_skip_event(&conc.nm_events);
+            cx_poll_skip_done(&conc.nm_events, mark, &conc.nm_busy);
+            (*polls)++;
+        }
+        pthread_mutex_lock(&vci_lock);
+        int mark = cx_poll_skip_mark(&conc.shm_events);
+        if (i % 50 != 0 && atomic_fetch_sub(&shm_left, 1) > 0)
+            cx_poll_skip_event(&conc.shm_events);
+        cx_poll_skip_done(&conc.shm_events, mark, &conc.shm_busy);
+        pthread_mutex_unlock(&vci_lock);
+    }
+    return NULL;
+}
+
+static void concurrent_test(void)
+{
+    pthread_t t[2];
+    long polls[2] = { 0, 0 };
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, conc_thread, &polls[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    long total = 2L * CONC_CALLS, polled = polls[0] + polls[1];
+    unsigned long skipped = atomic_load(&conc.skipped_total);
+    /* the relaxed read-modify-writes may lose a few increments of the pvar
+     * under races, never invent any */
+    CHECK((long) skipped <= total - polled, "%lu skips counted, %ld calls did not poll",
+          skipped, total - polled);
+    /* racing threads can each skip up to max in a row, never much more */
+    CHECK(polled >= total / (2 * (8 + 1)), "netmod polled %ld times in %ld calls", polled, total);
+    CHECK(polled < total, "nothing skipped in %ld streaming calls", total);
+    printf("concurrent: 2 threads, %ld calls, %ld netmod polls, %lu skips counted: ok\n", total,
+           polled, skipped);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s rules|delay|concurrent\n", argv[0]);
+        return 2;
+    }
+    if (!strcmp(argv[1], "rules"))
+        rules_test();
+    else if (!strcmp(argv[1], "delay"))
+        delay_test();
+    else if (!strcmp(argv[1], "concurrent"))
+        concurrent_test();
+    else {
+        fprintf(stderr, "unknown test %s\n", argv[1]);
+        return 2;
+    }
+    return 0;
+}
