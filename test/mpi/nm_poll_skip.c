@@ -1,0 +1,83 @@
+/*
+ * Netmod polls skipped while shared memory delivers
+ * (MPIR_CVAR_CH4_CX_NM_POLL_SKIP): network traffic must keep flowing while
+ * shared memory streams, and the pvar cx_nm_polls_skipped must show the skips.
+ *
+ * Run with 4 ranks split into two pretend nodes (MPIR_CVAR_NUM_CLIQUES=2:
+ * ranks 0-1 and 2-3), so 0<->1 and 2<->3 use shared memory and 0<->2 the
+ * netmod.  Rank 1 streams STREAM small messages to rank 0, and rank 3 to rank
+ * 2, while ranks 0 and 2 ping-pong over the netmod, each ping posted and
+ * completed in the same MPI_Waitall calls as the stream's receives; every
+ * message's data is checked.  Then rank 0's pvar:
+ *   argument "skips":    cx_nm_polls_skipped > 0 (the default CVAR);
+ *   argument "noskips":  it stays 0 (run with MPIR_CVAR_CH4_CX_NM_POLL_SKIP=0).
+ */
+#include "mpitest.h"
+
+#define STREAM 20000
+#define WINDOW 64
+#define PINGS 200
+#define TAG_STREAM 1
+#define TAG_PING 2
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 4 || argc != 2 || (strcmp(argv[1], "skips") && strcmp(argv[1], "noskips"))) {
+        if (rank == 0)
+            fprintf(stderr, "usage: MPIR_CVAR_NUM_CLIQUES=2 mpiexec -n 4 %s skips|noskips\n",
+                    argv[0]);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int streamer = rank == 1 || rank == 3;      /* shared-memory senders */
+    int local = rank ^ 1, remote = rank ^ 2;    /* 0<->1, 2<->3; 0<->2 */
+
+    if (streamer) {
+        int buf[WINDOW];
+        MPI_Request reqs[WINDOW];
+        for (int i = 0; i < STREAM; i += WINDOW) {
+            int n = STREAM - i < WINDOW ? STREAM - i : WINDOW;
+            for (int k = 0; k < n; k++) {
+                buf[k] = i + k;
+                MPI_Isend(&buf[k], 1, MPI_INT, local, TAG_STREAM, MPI_COMM_WORLD, &reqs[k]);
+            }
+            MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+        }
+    } else {
+        /* receive the stream in windows; one ping-pong step rides along in
+         * each window's MPI_Waitall until all pings are done */
+        int buf[WINDOW], ping_out = 0, ping_in = -1, pings = 0;
+        MPI_Request reqs[WINDOW + 2];
+        for (int i = 0; i < STREAM || pings < PINGS; i += WINDOW) {
+            int n = i < STREAM ? (STREAM - i < WINDOW ? STREAM - i : WINDOW) : 0, m = n;
+            for (int k = 0; k < n; k++)
+                MPI_Irecv(&buf[k], 1, MPI_INT, local, TAG_STREAM, MPI_COMM_WORLD, &reqs[k]);
+            if (pings < PINGS) {
+                ping_out = rank * 100000 + pings;
+                MPI_Irecv(&ping_in, 1, MPI_INT, remote, TAG_PING, MPI_COMM_WORLD, &reqs[m++]);
+                MPI_Isend(&ping_out, 1, MPI_INT, remote, TAG_PING, MPI_COMM_WORLD, &reqs[m++]);
+            }
+            MPI_Waitall(m, reqs, MPI_STATUSES_IGNORE);
+            for (int k = 0; k < n; k++)
+                MT_CHECK(buf[k] == i + k, "stream message %d carried %d", i + k, buf[k]);
+            if (m > n) {
+                MT_CHECK(ping_in == remote * 100000 + pings, "ping %d carried %d", pings, ping_in);
+                pings++;
+            }
+        }
+    }
+
+    if (rank == 0) {
+        long long skipped = mt_pvar_read("cx_nm_polls_skipped");
+        MT_CHECK(skipped >= 0, "no pvar cx_nm_polls_skipped");
+        if (!strcmp(argv[1], "skips"))
+            MT_CHECK(skipped > 0, "no netmod poll skipped while shared memory streamed");
+        else
+            MT_CHECK(skipped == 0, "%lld netmod polls skipped with skipping off", skipped);
+        printf("netmod polls skipped on rank 0: %lld\n", skipped);
+    }
+    return mt_finish();
+}
