@@ -9,8 +9,9 @@
  * call, when shared memory's last poll found nothing, when the netmod's own
  * last poll found work, or after max skips in a row.  So a netmod that has
  * traffic, or a rank whose shared memory is idle, polls as MPICH does, and
- * netmod traffic waits at most max progress calls, each of which delivered
- * a shared-memory message.
+ * netmod traffic waits at most max progress calls, and only while every
+ * shared-memory poll delivers a message (after one that finds nothing, the
+ * next call polls the netmod).
  *
  * The state is relaxed atomics: shared-memory polls run under the VCI lock
  * but a netmod poll may not (MPICH's lockless model), and a race only

@@ -6,12 +6,13 @@
  * With libfabric's tcp/rxm a poll that finds nothing still takes provider
  * mutexes and reads the clock, under the VCI lock: with intranode traffic
  * only, that was a quarter to a third of a busy rank's CPU time (README,
- * thread-safety measurements).  So while shared memory delivers and the
- * netmod is idle, progress polls the netmod only every max+1-th call.
+ * "Netmod polls while shared memory delivers").  So while shared memory
+ * delivers and the netmod is idle, progress polls the netmod only every
+ * max+1-th call.
  *
  * Hooks: the progress body (ch4_progress.h) marks and records both polls;
- * POSIX eager reception, OFI's completion-queue reads and UCX's worker
- * progress report events.
+ * POSIX eager reception, OFI's completion-queue reads and deferred sends,
+ * and UCX's worker progress report events.
  */
 #ifndef CX_NM_POLL_H_INCLUDED
 #define CX_NM_POLL_H_INCLUDED
