@@ -343,6 +343,7 @@ static int move_to_tables(cx_matcher_t * m)
         next = l->next;
         unexp_to_tables(m, cell_of(l, 0));
     }
+    m->short_wild = 0;
     m->hashed = true;
     m->calm = 0;
     m->migrations++;
@@ -387,6 +388,7 @@ int cx_match_post_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx,
         m->nposted[cx_match_kind(src, tag)]++;
     } else {
         list_append(&m->short_posted, &cell->link[0]);
+        m->short_wild += (src < 0) | (tag < 0);
     }
     cell->state = CX_MATCH_CELL_POSTED;
     m->nposted_all++;

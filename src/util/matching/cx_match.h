@@ -48,6 +48,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum {
     CX_MATCH_SPEC,
@@ -68,8 +69,20 @@ typedef struct {
 typedef struct {
     uint32_t ctx;
     int32_t src;
-    int32_t tag;
+    int32_t tag;                /* right after src: cx_match_src_tag reads both */
 } cx_match_key_t;
+
+_Static_assert(offsetof(cx_match_key_t, tag) == offsetof(cx_match_key_t, src) + sizeof(int32_t),
+               "cx_match_src_tag reads src and tag as one 64-bit value");
+
+/* A key's source and tag as one value: the short lists compare a specific
+ * pattern with one comparison instead of two. */
+static inline uint64_t cx_match_src_tag(const cx_match_key_t * k)
+{
+    uint64_t v;
+    memcpy(&v, &k->src, sizeof(v));
+    return v;
+}
 
 typedef struct cx_match_entry {
     struct cx_match_entry *chain;       /* next in the bucket */
@@ -137,6 +150,8 @@ typedef struct cx_matcher {
     size_t calm_need;           /* calm posts and arrivals before short mode again */
     cx_match_list_t short_posted;       /* short mode: cells through link[0], ascending seq */
     cx_match_list_t short_unexp;        /* short mode: cells through link[0], arrival order */
+    size_t short_wild;          /* short mode: posted receives with a wildcard (none: an
+                                 * arrival compares exactly) */
     cx_match_entry_t *last[CX_MATCH_NKINDS];    /* the entry found last per table: bursts
                                                  * with one key skip the hashing */
     uint64_t migrations;
@@ -222,6 +237,7 @@ static inline int cx_match_post(cx_matcher_t * m, cx_match_cell_t * cell, uint32
     cx_match_list_append(&m->short_posted, &cell->link[0]);
     cell->state = CX_MATCH_CELL_POSTED;
     m->nposted_all++;
+    m->short_wild += (src < 0) | (tag < 0);
     return 0;
 }
 
@@ -232,6 +248,16 @@ static inline cx_match_cell_t *cx_match_posted_find(cx_matcher_t * m, uint32_t c
 {
     if (m->hashed)
         return cx_match_posted_find_tables(m, ctx, src, tag);
+    if (!m->short_wild) {       /* every receive specific: source and tag compared at once */
+        cx_match_key_t want = {.ctx = ctx,.src = src,.tag = tag };
+        uint64_t st = cx_match_src_tag(&want);
+        for (cx_match_link_t * l = m->short_posted.head; l; l = l->next) {
+            cx_match_cell_t *c = cx_match_cell_of(l, 0);
+            if (cx_match_src_tag(&c->key) == st && c->key.ctx == ctx)
+                return c;
+        }
+        return NULL;
+    }
     for (cx_match_link_t * l = m->short_posted.head; l; l = l->next) {
         cx_match_cell_t *c = cx_match_cell_of(l, 0);
         if (c->key.ctx == ctx && (c->key.src < 0 || c->key.src == src) &&
@@ -252,6 +278,7 @@ static inline void cx_match_unpost(cx_matcher_t * m, cx_match_cell_t * cell)
     cx_match_list_unlink(&m->short_posted, &cell->link[0]);
     cell->state = CX_MATCH_CELL_NONE;
     m->nposted_all--;
+    m->short_wild -= (cell->key.src < 0) | (cell->key.tag < 0);
 }
 
 /* An arriving message nobody waits for enters all four structures.  -1 when
@@ -277,6 +304,16 @@ static inline cx_match_cell_t *cx_match_unexp_find(cx_matcher_t * m, uint32_t ct
         return NULL;
     if (m->hashed)
         return cx_match_unexp_find_tables(m, ctx, src, tag);
+    if (src >= 0 && tag >= 0) { /* a specific pattern: source and tag compared at once */
+        cx_match_key_t want = {.ctx = ctx,.src = src,.tag = tag };
+        uint64_t st = cx_match_src_tag(&want);
+        for (cx_match_link_t * l = m->short_unexp.head; l; l = l->next) {
+            cx_match_cell_t *c = cx_match_cell_of(l, 0);
+            if (cx_match_src_tag(&c->key) == st && c->key.ctx == ctx)
+                return c;
+        }
+        return NULL;
+    }
     for (cx_match_link_t * l = m->short_unexp.head; l; l = l->next) {
         cx_match_cell_t *c = cx_match_cell_of(l, 0);
         if (c->key.ctx == ctx && (src < 0 || c->key.src == src) && (tag < 0 || c->key.tag == tag))

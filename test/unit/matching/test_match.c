@@ -502,6 +502,11 @@ static void test_fuzz(long nops)
             CHECK(s.posted == (size_t) n_ref_posted && s.unexp == (size_t) n_ref_unexp,
                   "op %ld: counts %zu/%zu, reference %d/%d", op, s.posted, s.unexp,
                   n_ref_posted, n_ref_unexp);
+            size_t wild = 0;    /* short mode's exact-compare test relies on this count */
+            for (int i = 0; i < n_ref_posted; i++)
+                wild += pool[ref_posted[i]].src == ANY || pool[ref_posted[i]].tag == ANY;
+            CHECK(s.hashed || m.short_wild == wild, "op %ld: short mode counts %zu wildcard "
+                  "receives, the reference %zu", op, m.short_wild, wild);
         }
     }
     cx_match_stats_t s;
