@@ -388,7 +388,7 @@ int cx_match_post_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx,
         m->nposted[cx_match_kind(src, tag)]++;
     } else {
         list_append(&m->short_posted, &cell->link[0]);
-        m->short_wild += (src < 0) | (tag < 0);
+        m->short_wild += cx_match_has_wildcard(src, tag);
     }
     cell->state = CX_MATCH_CELL_POSTED;
     m->nposted_all++;

@@ -94,13 +94,15 @@ typedef struct cx_match_entry {
 
 /* Embedded in a request.  Posted: link[0] and entry[0], seq.  Unexpected:
  * link[k] and entry[k] for each structure k.  In short mode only link[0]
- * (and no seq: the list is in posting order). */
+ * (and no seq: the list is in posting order).  What a short-mode walk reads
+ * (key, state, link[0]) comes first, in 32 bytes, so that it takes one cache
+ * line of a queued request rather than two. */
 typedef struct cx_match_cell {
+    cx_match_key_t key;         /* what it was posted or received with */
+    int state;                  /* CX_MATCH_CELL_* */
     cx_match_link_t link[CX_MATCH_NKINDS];
     cx_match_entry_t *entry[CX_MATCH_NKINDS];
     uint64_t seq;
-    int state;                  /* CX_MATCH_CELL_* */
-    cx_match_key_t key;         /* what it was posted or received with */
 } cx_match_cell_t;
 
 enum {
@@ -205,6 +207,13 @@ static inline cx_match_cell_t *cx_match_cell_of(cx_match_link_t * l, int kind)
     return (cx_match_cell_t *) ((char *) (l - kind) - offsetof(cx_match_cell_t, link));
 }
 
+/* 1 when the source or the tag is a wildcard (negative), else 0: one OR and
+ * one shift, no branch. */
+static inline size_t cx_match_has_wildcard(int src, int tag)
+{
+    return (uint32_t) (src | tag) >> 31;
+}
+
 /* The structure a pattern belongs to. */
 static inline int cx_match_kind(int src, int tag)
 {
@@ -237,7 +246,7 @@ static inline int cx_match_post(cx_matcher_t * m, cx_match_cell_t * cell, uint32
     cx_match_list_append(&m->short_posted, &cell->link[0]);
     cell->state = CX_MATCH_CELL_POSTED;
     m->nposted_all++;
-    m->short_wild += (src < 0) | (tag < 0);
+    m->short_wild += cx_match_has_wildcard(src, tag);
     return 0;
 }
 
@@ -278,7 +287,7 @@ static inline void cx_match_unpost(cx_matcher_t * m, cx_match_cell_t * cell)
     cx_match_list_unlink(&m->short_posted, &cell->link[0]);
     cell->state = CX_MATCH_CELL_NONE;
     m->nposted_all--;
-    m->short_wild -= (cell->key.src < 0) | (cell->key.tag < 0);
+    m->short_wild -= cx_match_has_wildcard(cell->key.src, cell->key.tag);
 }
 
 /* An arriving message nobody waits for enters all four structures.  -1 when
