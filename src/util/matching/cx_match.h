@@ -222,6 +222,21 @@ static inline int cx_match_kind(int src, int tag)
     return tag >= 0 ? CX_MATCH_TAG : CX_MATCH_WILD;
 }
 
+/* Short mode: the first cell of list l whose key is exactly (ctx, src, tag),
+ * source and tag compared at once; for patterns and keys without wildcards. */
+static inline cx_match_cell_t *cx_match_short_find_exact(const cx_match_list_t * l, uint32_t ctx,
+                                                         int src, int tag)
+{
+    cx_match_key_t want = {.ctx = ctx,.src = src,.tag = tag };
+    uint64_t st = cx_match_src_tag(&want);
+    for (cx_match_link_t * x = l->head; x; x = x->next) {
+        cx_match_cell_t *c = cx_match_cell_of(x, 0);
+        if (cx_match_src_tag(&c->key) == st && c->key.ctx == ctx)
+            return c;
+    }
+    return NULL;
+}
+
 /* The table paths (cx_match.c); the calls below take them when the tables
  * are in use, and short mode inline otherwise. */
 int cx_match_post_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src, int tag);
@@ -257,16 +272,8 @@ static inline cx_match_cell_t *cx_match_posted_find(cx_matcher_t * m, uint32_t c
 {
     if (m->hashed)
         return cx_match_posted_find_tables(m, ctx, src, tag);
-    if (!m->short_wild) {       /* every receive specific: source and tag compared at once */
-        cx_match_key_t want = {.ctx = ctx,.src = src,.tag = tag };
-        uint64_t st = cx_match_src_tag(&want);
-        for (cx_match_link_t * l = m->short_posted.head; l; l = l->next) {
-            cx_match_cell_t *c = cx_match_cell_of(l, 0);
-            if (cx_match_src_tag(&c->key) == st && c->key.ctx == ctx)
-                return c;
-        }
-        return NULL;
-    }
+    if (!m->short_wild)         /* every receive specific */
+        return cx_match_short_find_exact(&m->short_posted, ctx, src, tag);
     for (cx_match_link_t * l = m->short_posted.head; l; l = l->next) {
         cx_match_cell_t *c = cx_match_cell_of(l, 0);
         if (c->key.ctx == ctx && (c->key.src < 0 || c->key.src == src) &&
@@ -313,16 +320,8 @@ static inline cx_match_cell_t *cx_match_unexp_find(cx_matcher_t * m, uint32_t ct
         return NULL;
     if (m->hashed)
         return cx_match_unexp_find_tables(m, ctx, src, tag);
-    if (src >= 0 && tag >= 0) { /* a specific pattern: source and tag compared at once */
-        cx_match_key_t want = {.ctx = ctx,.src = src,.tag = tag };
-        uint64_t st = cx_match_src_tag(&want);
-        for (cx_match_link_t * l = m->short_unexp.head; l; l = l->next) {
-            cx_match_cell_t *c = cx_match_cell_of(l, 0);
-            if (cx_match_src_tag(&c->key) == st && c->key.ctx == ctx)
-                return c;
-        }
-        return NULL;
-    }
+    if (src >= 0 && tag >= 0)   /* a specific pattern */
+        return cx_match_short_find_exact(&m->short_unexp, ctx, src, tag);
     for (cx_match_link_t * l = m->short_unexp.head; l; l = l->next) {
         cx_match_cell_t *c = cx_match_cell_of(l, 0);
         if (c->key.ctx == ctx && (src < 0 || c->key.src == src) && (tag < 0 || c->key.tag == tag))
