@@ -1,24 +1,37 @@
 /*
- * Netmod polls skipped while shared memory delivers
- * (MPIR_CVAR_CH4_CX_NM_POLL_SKIP): network traffic must keep flowing while
- * shared memory streams, and the pvar cx_nm_polls_skipped must show the skips.
+ * Netmod polls skipped while shared memory delivers, or while the netmod is
+ * quiet (MPIR_CVAR_CH4_CX_NM_POLL_SKIP, _QUIET): network traffic must keep
+ * flowing while shared memory streams and after the netmod was quiet, and
+ * the pvars cx_nm_polls_skipped and cx_nm_polls_skipped_quiet must show the
+ * skips.
  *
  * Run with 4 ranks split into two pretend nodes (MPIR_CVAR_NUM_CLIQUES=2:
  * ranks 0-1 and 2-3), so 0<->1 and 2<->3 use shared memory and 0<->2 the
  * netmod.  Rank 1 streams STREAM small messages to rank 0, and rank 3 to rank
  * 2, while ranks 0 and 2 ping-pong over the netmod, each ping posted and
  * completed in the same MPI_Waitall calls as the stream's receives; every
- * message's data is checked.  Then rank 0's pvar:
- *   argument "skips":    cx_nm_polls_skipped > 0 (the default CVAR);
- *   argument "noskips":  it stays 0 (run with MPIR_CVAR_CH4_CX_NM_POLL_SKIP=0).
+ * message's data is checked.  Then ranks 0 and 2 send each other QUIET
+ * messages over the netmod, each after its sender slept 2 ms outside MPI,
+ * so the receiver meanwhile polls an idle netmod with idle shared memory
+ * (longer than the default 1 ms after which the netmod is quiet).  Then
+ * rank 0's pvars:
+ *   argument "skips":    cx_nm_polls_skipped > 0, and of them
+ *                        cx_nm_polls_skipped_quiet > 0 (the default CVARs);
+ *   argument "noquiet":  skips, none of them quiet (run with
+ *                        MPIR_CVAR_CH4_CX_NM_POLL_QUIET=0);
+ *   argument "noskips":  both stay 0 (run with MPIR_CVAR_CH4_CX_NM_POLL_SKIP=0).
  */
 #include "mpitest.h"
+#include <unistd.h>
 
 #define STREAM 20000
 #define WINDOW 64
 #define PINGS 200
 #define TAG_STREAM 1
 #define TAG_PING 2
+#define QUIET 20
+#define QUIET_SLEEP_US 2000
+#define TAG_QUIET 3
 
 int main(int argc, char **argv)
 {
@@ -26,9 +39,11 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 4 || argc != 2 || (strcmp(argv[1], "skips") && strcmp(argv[1], "noskips"))) {
+    if (size != 4 || argc != 2 ||
+        (strcmp(argv[1], "skips") && strcmp(argv[1], "noquiet") && strcmp(argv[1], "noskips"))) {
         if (rank == 0)
-            fprintf(stderr, "usage: MPIR_CVAR_NUM_CLIQUES=2 mpiexec -n 4 %s skips|noskips\n",
+            fprintf(stderr,
+                    "usage: MPIR_CVAR_NUM_CLIQUES=2 mpiexec -n 4 %s skips|noquiet|noskips\n",
                     argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -70,14 +85,36 @@ int main(int argc, char **argv)
         }
     }
 
+    /* quiet: the receiver waits in MPI_Recv while nothing arrives anywhere */
+    if (!streamer) {
+        for (int r = 0; r < QUIET; r++) {
+            int v, sender = r % 2 ? 0 : 2;
+            if (rank == sender) {
+                usleep(QUIET_SLEEP_US);
+                v = rank * 1000 + r;
+                MPI_Send(&v, 1, MPI_INT, remote, TAG_QUIET, MPI_COMM_WORLD);
+            } else {
+                MPI_Recv(&v, 1, MPI_INT, remote, TAG_QUIET, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MT_CHECK(v == remote * 1000 + r, "quiet message %d carried %d", r, v);
+            }
+        }
+    }
+
     if (rank == 0) {
         long long skipped = mt_pvar_read("cx_nm_polls_skipped");
+        long long quiet = mt_pvar_read("cx_nm_polls_skipped_quiet");
         MT_CHECK(skipped >= 0, "no pvar cx_nm_polls_skipped");
-        if (!strcmp(argv[1], "skips"))
-            MT_CHECK(skipped > 0, "no netmod poll skipped while shared memory streamed");
-        else
+        MT_CHECK(quiet >= 0, "no pvar cx_nm_polls_skipped_quiet");
+        MT_CHECK(quiet <= skipped, "%lld quiet skips of %lld", quiet, skipped);
+        if (!strcmp(argv[1], "noskips"))
             MT_CHECK(skipped == 0, "%lld netmod polls skipped with skipping off", skipped);
-        printf("netmod polls skipped on rank 0: %lld\n", skipped);
+        else
+            MT_CHECK(skipped > quiet, "no netmod poll skipped while shared memory streamed");
+        if (!strcmp(argv[1], "skips"))
+            MT_CHECK(quiet > 0, "no netmod poll skipped while the netmod was quiet");
+        else
+            MT_CHECK(quiet == 0, "%lld quiet skips with quiet skipping off", quiet);
+        printf("netmod polls skipped on rank 0: %lld, %lld of them quiet\n", skipped, quiet);
     }
     return mt_finish();
 }

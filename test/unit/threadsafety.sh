@@ -53,6 +53,7 @@ tests=(
     "reactivation_ksc test_reactivation ksc"
     "poll_skip_rules test_poll_skip rules"
     "poll_skip_delay test_poll_skip delay"
+    "poll_skip_quiet test_poll_skip quiet"
     "poll_skip_concurrent test_poll_skip concurrent"
 )
 

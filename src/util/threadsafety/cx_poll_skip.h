@@ -1,17 +1,24 @@
 /*
  * MPICH-CX: when a progress engine may skip polling one transport (the
- * netmod) because another (shared memory) is delivering.
+ * netmod) because another (shared memory) is delivering, or because the
+ * netmod has long been quiet.
  *
  * Per VCI: each transport counts the polls in which it found work (an
  * event); a progress call marks the count before polling it and records
- * afterwards whether that poll was busy.  The netmod poll is due when
- * skipping is off (max 0), when shared memory is not polled in the same
- * call, when shared memory's last poll found nothing, when the netmod's own
- * last poll found work, or after max skips in a row.  So a netmod that has
- * traffic, or a rank whose shared memory is idle, polls as MPICH does, and
- * netmod traffic waits at most max progress calls, and only while every
- * shared-memory poll delivers a message (after one that finds nothing, the
- * next call polls the netmod).
+ * afterwards whether that poll was busy.  The netmod is *quiet* once its
+ * polls have found nothing for `quiet_ns` (0: never): a run of empty polls
+ * reads the clock every CX_POLL_SKIP_CLOCK_EVERY of them, so a wait costs
+ * one clock read per that many polls, and a netmod with traffic every few
+ * microseconds (a network ping-pong, a transfer) never turns quiet.  The
+ * netmod poll is due when skipping is off (max 0), when shared memory is
+ * not polled in the same call, when the netmod's own last poll found work,
+ * after max skips in a row, or when shared memory's last poll found
+ * nothing while the netmod is not quiet.  So a netmod that has traffic
+ * polls as MPICH does; netmod traffic waits at most max progress calls, and
+ * only while every shared-memory poll delivers a message or after the
+ * netmod was quiet (a rank that waits for shared memory with no network
+ * traffic then polls the netmod once every max+1 calls instead of on every
+ * call).
  *
  * The state is relaxed atomics: shared-memory polls run under the VCI lock
  * but a netmod poll may not (MPICH's lockless model), and a race only
@@ -28,12 +35,19 @@ typedef struct {
     atomic_int nm_events;       /* polls of the netmod that found completions */
     atomic_int shm_busy;        /* the last shared-memory poll found one */
     atomic_int nm_busy;         /* the last netmod poll found some */
+    atomic_int nm_idle;         /* empty netmod polls since the last clock read */
+    atomic_llong nm_idle_since; /* the clock at this run of empty polls' first read; 0: none */
+    atomic_int nm_quiet;        /* the netmod found nothing for quiet_ns */
     atomic_int skipped;         /* netmod polls skipped in a row */
     atomic_uint skipped_total;  /* all netmod polls skipped (a pvar) */
+    atomic_uint quiet_skipped_total;    /* of those, skipped while shared memory was idle too */
 } cx_poll_skip_t;
 
 #define CX_PS_LOAD_(f_) atomic_load_explicit(&(f_), memory_order_relaxed)
 #define CX_PS_STORE_(f_, v_) atomic_store_explicit(&(f_), (v_), memory_order_relaxed)
+
+/* Empty netmod polls between two clock reads. */
+#define CX_POLL_SKIP_CLOCK_EVERY 64
 
 /* Whether this progress call polls the netmod (max: the most skips in a
  * row, 0 never skips; shm: shared memory is polled in the same call). */
@@ -42,13 +56,17 @@ static inline bool cx_poll_skip_due(cx_poll_skip_t *p, int max, bool shm)
     if (max == 0 || !shm)
         return true;
     int skipped = CX_PS_LOAD_(p->skipped);
-    if (!CX_PS_LOAD_(p->shm_busy) || CX_PS_LOAD_(p->nm_busy) || skipped >= max) {
+    bool shm_busy = CX_PS_LOAD_(p->shm_busy);
+    bool nm_quiet = CX_PS_LOAD_(p->nm_quiet);
+    if ((!shm_busy && !nm_quiet) || CX_PS_LOAD_(p->nm_busy) || skipped >= max) {
         if (skipped)
             CX_PS_STORE_(p->skipped, 0);
         return true;
     }
     CX_PS_STORE_(p->skipped, skipped + 1);
     CX_PS_STORE_(p->skipped_total, CX_PS_LOAD_(p->skipped_total) + 1);
+    if (!shm_busy)
+        CX_PS_STORE_(p->quiet_skipped_total, CX_PS_LOAD_(p->quiet_skipped_total) + 1);
     return false;
 }
 
@@ -70,6 +88,37 @@ static inline void cx_poll_skip_done(atomic_int *events, int mark, atomic_int *b
     int now = CX_PS_LOAD_(*events) != mark;
     if (CX_PS_LOAD_(*busy) != now)
         CX_PS_STORE_(*busy, now);
+}
+
+/* After a netmod poll: busy or not, and quiet or not (quiet_ns: how long
+ * its polls must find nothing, 0 never quiet; now_ns: a monotonic clock in
+ * nanoseconds, never 0). */
+static inline void cx_poll_skip_nm_done(cx_poll_skip_t *p, int mark, long long quiet_ns,
+                                        long long (*now_ns)(void))
+{
+    cx_poll_skip_done(&p->nm_events, mark, &p->nm_busy);
+    if (CX_PS_LOAD_(p->nm_busy)) {
+        if (CX_PS_LOAD_(p->nm_idle))
+            CX_PS_STORE_(p->nm_idle, 0);
+        if (CX_PS_LOAD_(p->nm_idle_since))
+            CX_PS_STORE_(p->nm_idle_since, 0);
+        if (CX_PS_LOAD_(p->nm_quiet))
+            CX_PS_STORE_(p->nm_quiet, 0);
+        return;
+    }
+    if (quiet_ns == 0 || CX_PS_LOAD_(p->nm_quiet))
+        return;
+    int idle = CX_PS_LOAD_(p->nm_idle) + 1;
+    if (idle < CX_POLL_SKIP_CLOCK_EVERY) {
+        CX_PS_STORE_(p->nm_idle, idle);
+        return;
+    }
+    CX_PS_STORE_(p->nm_idle, 0);
+    long long t = now_ns(), since = CX_PS_LOAD_(p->nm_idle_since);
+    if (since == 0)
+        CX_PS_STORE_(p->nm_idle_since, t);
+    else if (t - since >= quiet_ns)
+        CX_PS_STORE_(p->nm_quiet, 1);
 }
 
 #endif /* CX_POLL_SKIP_H_INCLUDED */

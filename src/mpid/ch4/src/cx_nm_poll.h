@@ -1,6 +1,7 @@
 /*
- * MPICH-CX: netmod polls skipped while shared memory delivers
- * (MPIR_CVAR_CH4_CX_NM_POLL_SKIP; the rule is cx_poll_skip.h).
+ * MPICH-CX: netmod polls skipped while shared memory delivers, or while the
+ * netmod is quiet (MPIR_CVAR_CH4_CX_NM_POLL_SKIP and _QUIET; the rule is
+ * cx_poll_skip.h).
  *
  * MPICH's progress polls the netmod and then shared memory on every call.
  * With libfabric's tcp/rxm a poll that finds nothing still takes provider
@@ -8,7 +9,10 @@
  * only, that was a quarter to a third of a busy rank's CPU time (README,
  * "Netmod polls while shared memory delivers").  So while shared memory
  * delivers and the netmod is idle, progress polls the netmod only every
- * max+1-th call.
+ * max+1-th call; and so it does, shared memory busy or not, once the
+ * netmod's polls found nothing for MPIR_CVAR_CH4_CX_NM_POLL_QUIET
+ * microseconds (a rank waiting for shared memory, with no network traffic
+ * at all, polled libfabric on every call).
  *
  * Hooks: the progress body (ch4_progress.h) marks and records both polls;
  * POSIX eager reception, OFI's completion-queue reads and deferred sends,
@@ -22,8 +26,11 @@
 /* Indexed by VCI: POSIX's VSI and OFI's and UCX's VNI are the VCI (their
  * counts are n_vcis). */
 extern cx_poll_skip_t MPIDI_CX_nm_poll[MPIDI_CH4_MAX_VCIS];
-/* MPIR_CVAR_CH4_CX_NM_POLL_SKIP as read at MPI_Init; 0 (never skip) before. */
+/* MPIR_CVAR_CH4_CX_NM_POLL_SKIP, and _QUIET in nanoseconds, as read at
+ * MPI_Init; 0 (never skip) before. */
 extern int MPIDI_CX_nm_poll_max_skip;
+extern long long MPIDI_CX_nm_poll_quiet_ns;
+long long MPIDI_CX_nm_poll_clock(void);
 
 int MPIDI_CX_nm_poll_init(void);
 void MPIDI_CX_nm_poll_register_pvars(void);
@@ -34,11 +41,18 @@ void MPIDI_CX_nm_poll_register_pvars(void);
 /* Around a transport's poll in the progress body; free when skipping is off. */
 #define MPIDI_CX_nm_poll_mark(vci_, which_) \
     (MPIDI_CX_nm_poll_max_skip ? cx_poll_skip_mark(&MPIDI_CX_nm_poll[vci_].which_##_events) : 0)
-#define MPIDI_CX_nm_poll_done(vci_, which_, mark_)                      \
+#define MPIDI_CX_nm_poll_done(vci_, which_, mark_) MPIDI_CX_nm_poll_done_##which_(vci_, mark_)
+#define MPIDI_CX_nm_poll_done_shm(vci_, mark_)                          \
     do {                                                                \
         if (MPIDI_CX_nm_poll_max_skip)                                  \
-            cx_poll_skip_done(&MPIDI_CX_nm_poll[vci_].which_##_events, (mark_), \
-                              &MPIDI_CX_nm_poll[vci_].which_##_busy);   \
+            cx_poll_skip_done(&MPIDI_CX_nm_poll[vci_].shm_events, (mark_), \
+                              &MPIDI_CX_nm_poll[vci_].shm_busy);        \
+    } while (0)
+#define MPIDI_CX_nm_poll_done_nm(vci_, mark_)                           \
+    do {                                                                \
+        if (MPIDI_CX_nm_poll_max_skip)                                  \
+            cx_poll_skip_nm_done(&MPIDI_CX_nm_poll[vci_], (mark_),  \
+                                 MPIDI_CX_nm_poll_quiet_ns, MPIDI_CX_nm_poll_clock); \
     } while (0)
 
 /* A transport found work on vci (its VSI or VNI). */
