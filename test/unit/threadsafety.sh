@@ -51,6 +51,7 @@ tests=(
     "reactivation_unit test_reactivation unit"
     "reactivation_usc test_reactivation usc"
     "reactivation_ksc test_reactivation ksc"
+    "reactivation_idle test_reactivation idle"
     "poll_skip_rules test_poll_skip rules"
     "poll_skip_delay test_poll_skip delay"
     "poll_skip_quiet test_poll_skip quiet"

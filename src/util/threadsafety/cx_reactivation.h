@@ -304,4 +304,97 @@ static inline int cx_crowd_limit(int node_cpus, int affinity_cpus, int local_ran
     return CX_CROWD_PER_CORE * cores;
 }
 
+/* The server at idle scheduling priority (MPICH-CX's, not the paper's;
+ * MPIR_CVAR_CH4_CX_SERVER_IDLE).  With more threads than cores, a server
+ * that polls and yields still takes its fair share of a core, and a thread it
+ * wakes, or any thread with work, waits behind it: under Linux's EEVDF a
+ * woken thread that ran more than its share stays ineligible until the
+ * others caught up, often milliseconds behind a busy poller.  At SCHED_IDLE
+ * the server runs only while no other thread wants its core, and a wake-up
+ * preempts it at once.  Linux lets a thread move itself to SCHED_IDLE, but
+ * back to SCHED_OTHER only with CAP_SYS_NICE or an RLIMIT_NICE that allows
+ * its nice value (20 - nice or more): cx_server_sched_probe tries both
+ * moves in a throwaway thread first, so no thread of ours is left idle. */
+#ifdef __linux__
+#include <sched.h>
+#include <sys/resource.h>
+#ifndef SCHED_IDLE
+#define SCHED_IDLE 5            /* Linux's value; <sched.h> shows it with _GNU_SOURCE */
+#endif
+#endif
+
+typedef struct {
+    int policy;                 /* the thread's own, restored on leaving */
+    struct sched_param param;
+    bool idle;                  /* moved to SCHED_IDLE by cx_server_sched_idle */
+} cx_server_sched_t;
+
+/* No nice value: getpriority failed, or not Linux. */
+#define CX_SERVER_SCHED_NO_NICE (-1000)
+
+/* The calling thread's nice value (Linux: per thread). */
+static inline int cx_server_sched_nice(void)
+{
+#ifdef __linux__
+    errno = 0;
+    int n = getpriority(PRIO_PROCESS, 0);
+    return (n == -1 && errno) ? CX_SERVER_SCHED_NO_NICE : n;
+#else
+    return CX_SERVER_SCHED_NO_NICE;
+#endif
+}
+
+/* Moves the calling thread to SCHED_IDLE when it runs SCHED_OTHER at a nice
+ * value of at least min_nice (the probe's: one it may return from); true
+ * when it did.  Threads under a real-time or batch policy are left alone. */
+static inline bool cx_server_sched_idle(cx_server_sched_t *s, int min_nice)
+{
+    s->idle = false;
+#ifdef __linux__
+    if (pthread_getschedparam(pthread_self(), &s->policy, &s->param) != 0 ||
+        s->policy != SCHED_OTHER || cx_server_sched_nice() < min_nice)
+        return false;
+    struct sched_param p = { 0 };
+    s->idle = (pthread_setschedparam(pthread_self(), SCHED_IDLE, &p) == 0);
+#endif
+    return s->idle;
+}
+
+/* Back to the policy cx_server_sched_idle found; false if Linux refused. */
+static inline bool cx_server_sched_restore(cx_server_sched_t *s)
+{
+    if (!s->idle)
+        return true;
+    s->idle = false;
+    return pthread_setschedparam(pthread_self(), s->policy, &s->param) == 0;
+}
+
+typedef struct {
+    int nice;
+    bool ok;
+} cx_server_sched_probe_t;
+
+static inline void *cx_server_sched__probe(void *arg)
+{
+    cx_server_sched_probe_t *p = arg;
+    cx_server_sched_t s;
+    p->nice = cx_server_sched_nice();
+    p->ok = p->nice != CX_SERVER_SCHED_NO_NICE && cx_server_sched_idle(&s, p->nice) && cx_server_sched_restore(&s);
+    return NULL;
+}
+
+/* Whether a thread like the caller (a new thread inherits its policy and
+ * nice value) can move to SCHED_IDLE and back; *nice: that thread's nice
+ * value, the least at which cx_server_sched_idle may then move a thread. */
+static inline bool cx_server_sched_probe(int *nice)
+{
+    cx_server_sched_probe_t p = { CX_SERVER_SCHED_NO_NICE, false };
+    pthread_t t;
+    if (pthread_create(&t, NULL, cx_server_sched__probe, &p) != 0)
+        return false;
+    pthread_join(t, NULL);
+    *nice = p.nice;
+    return p.ok;
+}
+
 #endif /* CX_REACTIVATION_H_INCLUDED */

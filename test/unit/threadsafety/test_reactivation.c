@@ -9,12 +9,17 @@
  *
  *     test_reactivation unit
  *     test_reactivation usc|ksc      scripted hand-overs + stress
+ *     test_reactivation idle         the server's move to SCHED_IDLE and back
  *
  * usc runs with CLHub as the external lock (acquire / acquire_low), ksc with
  * a pthread mutex; both also run the stress with a ticket lock.
  */
+#define _GNU_SOURCE     /* SCHED_IDLE, SCHED_BATCH */
 #include "test_common.h"
 #include "cx_reactivation.h"
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include "cx_clhub.h"
 #include "cx_ticket.h"
 
@@ -443,16 +448,118 @@ static void unit_test(void)
            "timed waits and lazy resign, crowding limit: ok\n");
 }
 
+/* ---- the server at SCHED_IDLE ---- */
+
+/* CAP_SYS_NICE in the effective set, asked of the kernel directly. */
+static bool has_cap_sys_nice(void)
+{
+    struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct d[2];
+    if (syscall(SYS_capget, &h, d) != 0)
+        return false;
+    return (d[CAP_SYS_NICE / 32].effective >> (CAP_SYS_NICE % 32)) & 1;
+}
+
+/* What Linux allows (kernel/sched/syscalls.c, is_nice_reduction): back from
+ * SCHED_IDLE to SCHED_OTHER at nice n with CAP_SYS_NICE or RLIMIT_NICE >= 20 - n. */
+static bool may_leave_idle(int nice)
+{
+    struct rlimit r;
+    CHECK(getrlimit(RLIMIT_NICE, &r) == 0, "getrlimit");
+    return has_cap_sys_nice() || r.rlim_cur >= (rlim_t) (20 - nice);
+}
+
+static int policy_now(void)
+{
+    int policy;
+    struct sched_param p;
+    CHECK(pthread_getschedparam(pthread_self(), &policy, &p) == 0, "getschedparam");
+    return policy;
+}
+
+/* In a thread of its own: the moves the probe promised. */
+static void *idle_moves(void *arg)
+{
+    int nice = *(int *) arg;
+    cx_server_sched_t s;
+    CHECK(!cx_server_sched_idle(&s, nice + 1), "moved a thread whose nice is below the limit");
+    CHECK(policy_now() == SCHED_OTHER && !s.idle, "policy changed though refused");
+    CHECK(cx_server_sched_restore(&s), "restore without a move");
+    CHECK(cx_server_sched_idle(&s, nice), "move to SCHED_IDLE refused");
+    CHECK(policy_now() == SCHED_IDLE, "not SCHED_IDLE after the move");
+    CHECK(cx_server_sched_restore(&s), "move back refused");
+    CHECK(policy_now() == SCHED_OTHER, "not back to SCHED_OTHER");
+    /* a thread under another policy is left alone */
+    struct sched_param p = { 0 };
+    CHECK(pthread_setschedparam(pthread_self(), SCHED_BATCH, &p) == 0, "SCHED_BATCH");
+    CHECK(!cx_server_sched_idle(&s, nice), "moved a SCHED_BATCH thread");
+    CHECK(policy_now() == SCHED_BATCH, "SCHED_BATCH thread changed");
+    return NULL;
+}
+
+/* In a child without CAP_SYS_NICE and with RLIMIT_NICE 0: the probe must
+ * say no, and a thread moved anyway cannot come back. */
+static int idle_denied_child(void)
+{
+    struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct d[2];
+    CHECK(syscall(SYS_capget, &h, d) == 0, "capget");
+    d[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
+    d[CAP_SYS_NICE / 32].permitted &= ~(1u << (CAP_SYS_NICE % 32));
+    d[CAP_SYS_NICE / 32].inheritable &= ~(1u << (CAP_SYS_NICE % 32));
+    CHECK(syscall(SYS_capset, &h, d) == 0, "capset");
+    struct rlimit r;
+    CHECK(getrlimit(RLIMIT_NICE, &r) == 0, "getrlimit");
+    r.rlim_cur = 0;
+    CHECK(setrlimit(RLIMIT_NICE, &r) == 0, "setrlimit");
+    CHECK(!has_cap_sys_nice() && !may_leave_idle(cx_server_sched_nice()), "privilege not dropped");
+    int nice;
+    CHECK(!cx_server_sched_probe(&nice), "probe says yes without the privilege");
+    cx_server_sched_t s;
+    CHECK(cx_server_sched_idle(&s, nice), "move to SCHED_IDLE (always allowed) refused");
+    CHECK(!cx_server_sched_restore(&s), "restore succeeded without the privilege");
+    CHECK(policy_now() == SCHED_IDLE, "left SCHED_IDLE without the privilege");
+    return 0;
+}
+
+static void idle_test(void)
+{
+    int nice, self = cx_server_sched_nice();
+    bool ok = cx_server_sched_probe(&nice);
+    CHECK(nice == self, "probe thread's nice %d, caller's %d", nice, self);
+    CHECK(ok == may_leave_idle(nice), "probe says %d, the privileges say %d", ok,
+          may_leave_idle(nice));
+    if (ok) {
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, idle_moves, &nice) == 0, "pthread_create");
+        pthread_join(t, NULL);
+    }
+    CHECK(policy_now() == SCHED_OTHER, "the caller's policy changed");
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork");
+    if (pid == 0)
+        _exit(idle_denied_child());
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "the unprivileged child failed (status %d)", st);
+    printf("reactivation idle: probe %s here (nice %d, CAP_SYS_NICE %d), moves and restores; "
+           "refused without the privilege: ok\n", ok ? "yes" : "no", nice, has_cap_sys_nice());
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s unit|usc|ksc\n", argv[0]);
+        fprintf(stderr, "usage: %s unit|usc|ksc|idle\n", argv[0]);
         return 2;
     }
     CHECK(cx_clhub_init(&ext_clhub) == 0, "clhub init");
     cx_ticket_init(&ext_ticket);
     if (!strcmp(argv[1], "unit")) {
         unit_test();
+        return 0;
+    }
+    if (!strcmp(argv[1], "idle")) {
+        idle_test();
         return 0;
     }
     int kind;

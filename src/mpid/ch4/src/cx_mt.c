@@ -6,6 +6,7 @@
 #include "cx_mt.h"
 #include "cx_topology.h"
 #include "cx_nm_poll.h"
+#include "cx_reactivation.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -67,10 +68,27 @@ cvars:
         waiting thread polls progress, as MPICH), usc (selective
         reactivation: one waiting thread polls, the others spin, then
         yield, until their requests completed), ksc (the same, the others
-        sleep on a condition variable), auto (poll while at most four times
-        as many threads wait as the rank has cores, ksc beyond). Empty: the
+        sleep on a condition variable), auto (poll while at most twice as
+        many threads wait as the rank has cores, ksc beyond). Empty: the
         model's own (auto for lockq, usc for hclhub-usc, ksc for hclhub-ksc,
         poll for the others).
+
+    - name        : MPIR_CVAR_CH4_CX_SERVER_IDLE
+      category    : CH4_CX
+      type        : string
+      default     : auto
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Whether the thread that polls for sleeping waiters (the selective
+        reactivation server, waits ksc or auto) does so at Linux's SCHED_IDLE
+        priority, so that threads with work always run first when threads
+        outnumber cores. auto: when the waits are ksc or auto, the VCI locks
+        futex or mutex (their waiters sleep), and a thread may return from
+        SCHED_IDLE (CAP_SYS_NICE, or RLIMIT_NICE of 20 or more: ulimit -e
+        20); yes: the same, and MPI_Init fails if one of these is missing;
+        no: never.
 
     - name        : MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL
       category    : CH4_CX
@@ -163,6 +181,39 @@ int MPIDI_CX_cvar_invalid_int(const char *cvar, int value, const char *valid)
     return MPIDI_CX_cvar_invalid(cvar, buf, valid);
 }
 
+/* MPIR_CVAR_CH4_CX_SERVER_IDLE, once the model, wait and lock are known.
+ * An idle server needs waiters and lock waiters that sleep: spinning ones
+ * would keep it off the CPU while it holds what they wait for. */
+static int server_idle_init(void)
+{
+    const char *v = MPIR_CVAR_CH4_CX_SERVER_IDLE;
+    bool required = !strcasecmp(v, "yes");
+    MPIDI_CX_global.server_idle = false;
+    if (!strcasecmp(v, "no"))
+        return MPI_SUCCESS;
+    if (!required && strcasecmp(v, "auto"))
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_IDLE", v, "auto, yes, no");
+    int w = MPIDI_CX_global.wait_kind, l = MPIDI_CX_global.lock_kind;
+    if ((w != MPIDI_CX_WAIT_KSC && w != MPIDI_CX_WAIT_AUTO) ||
+        (l != MPIDU_CX_LOCK_FUTEX && l != MPIDU_CX_LOCK_MUTEX)) {
+        if (!required)
+            return MPI_SUCCESS;
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_IDLE", v,
+                                     "auto, no (yes needs MPIR_CVAR_CH4_CX_WAIT ksc or auto "
+                                     "and MPIR_CVAR_CH4_VCI_LOCK futex or mutex)");
+    }
+    if (!cx_server_sched_probe(&MPIDI_CX_global.server_idle_nice)) {
+        if (!required)
+            return MPI_SUCCESS;
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_IDLE", v,
+                                     "auto, no (yes needs threads that may return from "
+                                     "SCHED_IDLE: CAP_SYS_NICE, or RLIMIT_NICE of 20 or more, "
+                                     "as after ulimit -e 20)");
+    }
+    MPIDI_CX_global.server_idle = true;
+    return MPI_SUCCESS;
+}
+
 static int positive_cvar(const char *name, int value, unsigned *out)
 {
     if (value < 1)
@@ -253,6 +304,9 @@ int MPIDI_CX_init(bool * consumed)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL",
                                          MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL, "0 to 100");
     MPIDI_CX_global.force_trylock_fail = MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL;
+    mpi_errno = server_idle_init();
+    if (mpi_errno)
+        return mpi_errno;
 
     /* the topology code reads this test knob itself; refuse a bad value here */
     const char *fake = getenv("MPIR_CVAR_CX_FAKE_NUMA_NODES");

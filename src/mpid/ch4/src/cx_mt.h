@@ -103,6 +103,8 @@ typedef struct {
     const char *model_name;     /* as MPIR_CVAR_CH4_MT_MODEL names it */
     int wait_kind;              /* MPIDI_CX_WAIT_* */
     int lock_kind;              /* MPIDU_CX_LOCK_* */
+    bool server_idle;           /* the polling server moves to SCHED_IDLE */
+    int server_idle_nice;       /* ... from this nice value up (the probe's) */
     int force_trylock_fail;     /* percent of issue try-locks failed on purpose (tests) */
     unsigned max_combine;
     unsigned test_max_failures;

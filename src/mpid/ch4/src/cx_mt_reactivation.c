@@ -23,6 +23,12 @@
  * CH4's critical sections are per VCI, so there is no global section to guard
  * the waiter list and the server flag: they have a mutex of their own, held
  * only for list updates, never while polling.
+ *
+ * Where the waiters sleep and the VCI locks do too, the server polls at
+ * SCHED_IDLE (MPIR_CVAR_CH4_CX_SERVER_IDLE; cx_reactivation.h tells why), so
+ * that with more threads than cores a thread with work never waits behind it;
+ * a waiter whose sleep times out while the role is held polls once itself, so
+ * progress never depends on the idle server alone getting a core.
  */
 #include "mpidimpl.h"
 #include "cx_mt.h"
@@ -42,6 +48,7 @@ typedef struct {
 static cx_reactivation_t react;
 static pthread_mutex_t react_mutex = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local waiter_t thread_waiter = {.kind = -1 };
+static atomic_ulong idle_tenures;       /* server tenures polled at SCHED_IDLE */
 
 static waiter_t *this_thread_waiter(void)
 {
@@ -166,11 +173,15 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
         }
     }
 
+    cx_server_sched_t sched = {.idle = false };
     pthread_mutex_lock(&react_mutex);
     while (pending(w) > 0) {
         if (server || (server = cx_reactivation_try_elect(&react))) {
             bool progressed;
             pthread_mutex_unlock(&react_mutex);
+            if (MPIDI_CX_global.server_idle && !sched.idle &&
+                cx_server_sched_idle(&sched, MPIDI_CX_global.server_idle_nice))
+                atomic_fetch_add_explicit(&idle_tenures, 1, memory_order_relaxed);
             mpi_errno = poll_all_vcis(&progressed);
             if (!progressed)
                 MPL_thread_yield();
@@ -183,13 +194,25 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
             cx_reactivation_add_waiter(&react, &w->c);
             /* KSC waiters wake by themselves after a while: a leaving
              * server does not hand its role over (resign_lazy below) */
-            if (!cx_scount_wait_timed(&w->c, react_unlock, react_lock, &react_mutex,
-                                      CX_SCOUNT_KSC_HANDOVER_NS))
+            bool timed_out = !cx_scount_wait_timed(&w->c, react_unlock, react_lock,
+                                                   &react_mutex, CX_SCOUNT_KSC_HANDOVER_NS);
+            if (timed_out)
                 react.handover_timeouts++;
             /* a counted wake unlinked us, a forced one too; anything else is
              * a time-out or a stale flag from an earlier round: leave the
              * list either way */
             cx_reactivation_remove_waiter(&react, &w->c);
+            if (timed_out && MPIDI_CX_global.server_idle && react.server_present) {
+                /* an idle server may get no core while other threads
+                 * compute: poll once at this thread's own priority */
+                bool progressed;
+                pthread_mutex_unlock(&react_mutex);
+                mpi_errno = poll_all_vcis(&progressed);
+                pthread_mutex_lock(&react_mutex);
+                signal_completions();
+                if (mpi_errno)
+                    break;
+            }
         }
     }
     if (server && w->kind == CX_SCOUNT_KSC)
@@ -201,6 +224,10 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
          * vacant is taken up now rather than at the next time-out */
         cx_reactivation_wake_next(&react);
     pthread_mutex_unlock(&react_mutex);
+    /* the probe at MPI_Init showed this move back is allowed */
+    if (!cx_server_sched_restore(&sched))
+        MPL_internal_error_printf("MPICH-CX: a polling server could not return from "
+                                  "SCHED_IDLE; set MPIR_CVAR_CH4_CX_SERVER_IDLE=no\n");
     if (counted)
         atomic_fetch_sub_explicit(&crowd, 1, memory_order_relaxed);
     return mpi_errno;
@@ -220,6 +247,11 @@ REACT_PVAR_GETTER(get_counted, counted_wakeups)
 REACT_PVAR_GETTER(get_forced, forced_wakeups)
 REACT_PVAR_GETTER(get_timeouts, handover_timeouts)
 
+static void get_idle_tenures(void *addr, void *obj, int count, void *buf)
+{
+    *(unsigned long long *) buf = atomic_load_explicit(&idle_tenures, memory_order_relaxed);
+}
+
 void MPIDI_CX_reactivation_register_pvars(void)
 {
     static const struct {
@@ -235,6 +267,8 @@ void MPIDI_CX_reactivation_register_pvars(void)
          "selective reactivation: waiters woken to take over polling from a leaving server (usc), or from a vacant role (ksc)"},
         {"cx_handover_timeouts", get_timeouts,
          "selective reactivation: sleeping waiters (ksc) that woke by their time limit to look for a vacant server role"},
+        {"cx_server_idle_tenures", get_idle_tenures,
+         "selective reactivation: server tenures polled at SCHED_IDLE (MPIR_CVAR_CH4_CX_SERVER_IDLE)"},
     };
     for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
         MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
