@@ -24,11 +24,11 @@
  * the waiter list and the server flag: they have a mutex of their own, held
  * only for list updates, never while polling.
  *
- * Where the waiters sleep and the VCI locks do too, the server polls at
- * SCHED_IDLE (MPIR_CVAR_CH4_CX_SERVER_IDLE; cx_reactivation.h tells why), so
- * that with more threads than cores a thread with work never waits behind it;
- * a waiter whose sleep times out while the role is held polls once itself, so
- * progress never depends on the idle server alone getting a core.
+ * Where the waiters sleep and the VCI locks do too, the server waits between
+ * polls at SCHED_IDLE (MPIR_CVAR_CH4_CX_SERVER_IDLE; cx_reactivation.h tells
+ * why), so that with more threads than cores a thread with work never waits
+ * behind it; a waiter whose sleep times out while the role is held polls
+ * once itself, so progress never depends on the server alone getting a core.
  */
 #include "mpidimpl.h"
 #include "cx_mt.h"
@@ -106,6 +106,33 @@ static int poll_all_vcis(bool * made_progress)
     return mpi_errno;
 }
 
+/* The server after a poll that found nothing: it leaves the CPU to any
+ * thread that wants it.  With MPIR_CVAR_CH4_CX_SERVER_IDLE it does so at
+ * SCHED_IDLE, and so runs again only once no other thread wants the core;
+ * it polls at its own priority, so it never holds a VCI lock at idle
+ * priority (a thread blocked on that lock would wait for every other
+ * thread first).  Only while other threads wait (`guarded`): a sleeping
+ * waiter that times out polls at its own priority, so progress does not
+ * hang on an idle server that threads outside MPI keep off the core.
+ * True when it went to SCHED_IDLE. */
+static bool yield_as_server(bool guarded)
+{
+    cx_server_sched_t sched;
+    if (!guarded || !MPIDI_CX_global.server_idle ||
+        !cx_server_sched_idle(&sched, MPIDI_CX_global.server_idle_nice)) {
+        MPL_thread_yield();
+        return false;
+    }
+    MPL_thread_yield();         /* the move alone need not reschedule */
+    if (!cx_server_sched_restore(&sched)) {
+        /* the probe at MPI_Init said this move back is allowed */
+        MPIDI_CX_global.server_idle = false;
+        MPL_internal_error_printf("MPICH-CX: a polling server could not return from "
+                                  "SCHED_IDLE; set MPIR_CVAR_CH4_CX_SERVER_IDLE=no\n");
+    }
+    return true;
+}
+
 /* MPIR_CVAR_CH4_CX_WAIT=auto: the threads now past their first poll in a
  * registered wait, and how many may poll before the others sleep
  * (cx_crowd_limit: with a core per rank and the lazy hand-over, 2 threads
@@ -173,18 +200,15 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
         }
     }
 
-    cx_server_sched_t sched = {.idle = false };
+    bool idled = false;
     pthread_mutex_lock(&react_mutex);
     while (pending(w) > 0) {
         if (server || (server = cx_reactivation_try_elect(&react))) {
-            bool progressed;
+            bool progressed, guarded = (react.head != NULL);
             pthread_mutex_unlock(&react_mutex);
-            if (MPIDI_CX_global.server_idle && !sched.idle &&
-                cx_server_sched_idle(&sched, MPIDI_CX_global.server_idle_nice))
-                atomic_fetch_add_explicit(&idle_tenures, 1, memory_order_relaxed);
             mpi_errno = poll_all_vcis(&progressed);
             if (!progressed)
-                MPL_thread_yield();
+                idled |= yield_as_server(guarded);
             pthread_mutex_lock(&react_mutex);
             signal_completions();
             if (mpi_errno)
@@ -224,10 +248,8 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
          * vacant is taken up now rather than at the next time-out */
         cx_reactivation_wake_next(&react);
     pthread_mutex_unlock(&react_mutex);
-    /* the probe at MPI_Init showed this move back is allowed */
-    if (!cx_server_sched_restore(&sched))
-        MPL_internal_error_printf("MPICH-CX: a polling server could not return from "
-                                  "SCHED_IDLE; set MPIR_CVAR_CH4_CX_SERVER_IDLE=no\n");
+    if (idled)
+        atomic_fetch_add_explicit(&idle_tenures, 1, memory_order_relaxed);
     if (counted)
         atomic_fetch_sub_explicit(&crowd, 1, memory_order_relaxed);
     return mpi_errno;

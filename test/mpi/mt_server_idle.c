@@ -1,0 +1,157 @@
+/*
+ * The selective-reactivation server at SCHED_IDLE (README, "How blocked
+ * threads wait"; MPIR_CVAR_CH4_CX_SERVER_IDLE), under LockQ's auto waits:
+ *   1. windows: T threads per rank exchange windows of messages, more
+ *      threads than the rank's share of cores, so that waiters sleep and a
+ *      server polls; every thread checks after every wait that it runs
+ *      SCHED_OTHER again (no thread of the user is left at idle priority);
+ *   2. hogs: on rank 1, more threads block in MPI_Recv than may poll while
+ *      as many threads as there are cores spin outside MPI; rank 0 sends
+ *      their messages late.  An idle server gets no core then: the receives
+ *      must still complete within half a second (a waiter whose sleep times
+ *      out polls itself, and a server with nobody else waiting polls at its
+ *      own priority), long before the hogs give up.
+ *   mt_server_idle idle|normal: whether cx_server_idle_tenures must be
+ *   positive (the server moved to SCHED_IDLE) or 0.
+ */
+#define _GNU_SOURCE     /* sched_getaffinity */
+#include "mpitest.h"
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#define WINDOW 32
+#define ITERS 200
+#define TAG_HOG 1000
+
+static int rank, cores;
+static atomic_int receives_left;
+
+static int rank_cores(void)
+{
+    cpu_set_t set;
+    int n = (int) sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < n)
+        n = CPU_COUNT(&set);
+    return n > 0 ? n : 1;
+}
+
+static void check_policy(const char *where)
+{
+    int policy;
+    struct sched_param p;
+    pthread_getschedparam(pthread_self(), &policy, &p);
+    MT_CHECK(policy == SCHED_OTHER, "thread left at policy %d after %s", policy, where);
+}
+
+/* 1. thread t of rank 0 sends windows to thread t of rank 1, acknowledged */
+static void *window_thread(void *arg)
+{
+    int t = (int) (long) arg, peer = 1 - rank;
+    char buf[WINDOW][8];
+    MPI_Request r[WINDOW];
+    for (int i = 0; i < ITERS; i++) {
+        for (int w = 0; w < WINDOW; w++) {
+            if (rank == 0) {
+                snprintf(buf[w], sizeof(buf[w]), "%d.%d", t, w);
+                MPI_Isend(buf[w], 8, MPI_CHAR, peer, t, MPI_COMM_WORLD, &r[w]);
+            } else
+                MPI_Irecv(buf[w], 8, MPI_CHAR, peer, t, MPI_COMM_WORLD, &r[w]);
+        }
+        MPI_Waitall(WINDOW, r, MPI_STATUSES_IGNORE);
+        check_policy("MPI_Waitall");
+        if (rank == 1) {
+            for (int w = 0; w < WINDOW; w++) {
+                char want[8];
+                snprintf(want, sizeof(want), "%d.%d", t, w);
+                MT_CHECK(!strcmp(buf[w], want), "thread %d got %s, not %s", t, buf[w], want);
+            }
+            MPI_Send(NULL, 0, MPI_BYTE, peer, t + 100, MPI_COMM_WORLD);
+        } else
+            MPI_Recv(NULL, 0, MPI_BYTE, peer, t + 100, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        check_policy("MPI_Send/MPI_Recv");
+    }
+    return NULL;
+}
+
+/* 2. a receiver blocked while the hogs spin */
+static void *hog_receiver(void *arg)
+{
+    int t = (int) (long) arg, got = -1;
+    MPI_Recv(&got, 1, MPI_INT, 0, TAG_HOG + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MT_CHECK(got == t, "receiver %d got %d", t, got);
+    check_policy("MPI_Recv");
+    atomic_fetch_sub(&receives_left, 1);
+    return NULL;
+}
+
+static void *hog(void *arg)
+{
+    double give_up = *(double *) arg;
+    volatile unsigned long spin = 0;
+    while (atomic_load(&receives_left) > 0 && MPI_Wtime() < give_up)
+        spin++;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    MT_CHECK(argc == 2 && (!strcmp(argv[1], "idle") || !strcmp(argv[1], "normal")),
+             "usage: mt_server_idle idle|normal");
+    cores = rank_cores();
+    /* more than auto's limit of two waiting threads per core of the rank */
+    int nthreads = 2 * cores + 2;
+
+    /* 1. windows */
+    pthread_t th[64];
+    for (int t = 0; t < nthreads; t++)
+        pthread_create(&th[t], NULL, window_thread, (void *) (long) t);
+    for (int t = 0; t < nthreads; t++)
+        pthread_join(th[t], NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* 2. hogs */
+    if (rank == 1) {
+        atomic_store(&receives_left, nthreads);
+        for (int t = 0; t < nthreads; t++)
+            pthread_create(&th[t], NULL, hog_receiver, (void *) (long) t);
+        MPI_Barrier(MPI_COMM_WORLD);
+        usleep(50000);          /* the receivers are blocked by now */
+        double start = MPI_Wtime(), give_up = start + 10.0;
+        pthread_t hogs[64];
+        for (int h = 0; h < cores; h++)
+            pthread_create(&hogs[h], NULL, hog, &give_up);
+        MPI_Barrier(MPI_COMM_WORLD);    /* rank 0 sends now */
+        for (int t = 0; t < nthreads; t++)
+            pthread_join(th[t], NULL);
+        double took = MPI_Wtime() - start;
+        for (int h = 0; h < cores; h++)
+            pthread_join(hogs[h], NULL);
+        printf("# %d receives under %d spinning threads took %.3f s\n", nthreads, cores, took);
+        MT_CHECK(took < 0.5, "%d receives under %d spinning threads took %.3f s", nthreads,
+                 cores, took);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int t = 0; t < nthreads; t++)
+            MPI_Send(&t, 1, MPI_INT, 1, TAG_HOG + t, MPI_COMM_WORLD);
+    }
+
+    long long tenures = mt_pvar_read("cx_server_idle_tenures");
+    long long elections = mt_pvar_read("cx_server_elections");
+    printf("# rank %d: cx_server_elections %lld, cx_server_idle_tenures %lld\n", rank, elections,
+           tenures);
+    if (!strcmp(argv[1], "idle")) {
+        /* rank 1's receivers crowd it in part 2; rank 0 may never crowd */
+        if (rank == 1)
+            MT_CHECK(tenures > 0 && tenures <= elections,
+                     "%lld tenures at SCHED_IDLE of %lld elections", tenures, elections);
+    } else
+        MT_CHECK(tenures == 0, "%lld tenures at SCHED_IDLE, none expected", tenures);
+    return mt_finish();
+}
