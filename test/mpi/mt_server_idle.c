@@ -8,9 +8,8 @@
  *   2. hogs: on rank 1, more threads block in MPI_Recv than may poll while
  *      as many threads as there are cores spin outside MPI; rank 0 sends
  *      their messages late.  An idle server gets no core then: the receives
- *      must still complete within half a second (a waiter whose sleep times
- *      out polls itself, and a server with nobody else waiting polls at its
- *      own priority), long before the hogs give up.
+ *      must still complete (the watchdog moves the server back after a
+ *      millisecond); within 2 s, where they take 1-120 ms here (README).
  *   mt_server_idle idle|normal: whether cx_server_idle_tenures must be
  *   positive (the server moved to SCHED_IDLE) or 0.
  */
@@ -39,9 +38,7 @@ static int rank_cores(void)
 
 static void check_policy(const char *where)
 {
-    int policy;
-    struct sched_param p;
-    pthread_getschedparam(pthread_self(), &policy, &p);
+    int policy = sched_getscheduler(0);        /* this thread's, from the kernel */
     MT_CHECK(policy == SCHED_OTHER, "thread left at policy %d after %s", policy, where);
 }
 
@@ -133,7 +130,7 @@ int main(int argc, char **argv)
         for (int h = 0; h < cores; h++)
             pthread_join(hogs[h], NULL);
         printf("# %d receives under %d spinning threads took %.3f s\n", nthreads, cores, took);
-        MT_CHECK(took < 0.5, "%d receives under %d spinning threads took %.3f s", nthreads,
+        MT_CHECK(took < 2.0, "%d receives under %d spinning threads took %.3f s", nthreads,
                  cores, took);
     } else {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -144,14 +141,16 @@ int main(int argc, char **argv)
 
     long long tenures = mt_pvar_read("cx_server_idle_tenures");
     long long elections = mt_pvar_read("cx_server_elections");
-    printf("# rank %d: cx_server_elections %lld, cx_server_idle_tenures %lld\n", rank, elections,
-           tenures);
+    long long kicks = mt_pvar_read("cx_server_idle_kicks");
+    printf("# rank %d: cx_server_elections %lld, cx_server_idle_tenures %lld, "
+           "cx_server_idle_kicks %lld\n", rank, elections, tenures, kicks);
     if (!strcmp(argv[1], "idle")) {
         /* rank 1's receivers crowd it in part 2; rank 0 may never crowd */
         if (rank == 1)
             MT_CHECK(tenures > 0 && tenures <= elections,
                      "%lld tenures at SCHED_IDLE of %lld elections", tenures, elections);
     } else
-        MT_CHECK(tenures == 0, "%lld tenures at SCHED_IDLE, none expected", tenures);
+        MT_CHECK(tenures == 0 && kicks == 0, "%lld tenures at SCHED_IDLE and %lld kicks, "
+                 "none expected", tenures, kicks);
     return mt_finish();
 }

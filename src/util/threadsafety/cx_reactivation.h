@@ -326,6 +326,7 @@ static inline int cx_crowd_limit(int node_cpus, int affinity_cpus, int local_ran
 typedef struct {
     int policy;                 /* the thread's own, restored on leaving */
     struct sched_param param;
+    bool eligible;              /* cx_server_sched_check: it may move */
     bool idle;                  /* moved to SCHED_IDLE by cx_server_sched_idle */
 } cx_server_sched_t;
 
@@ -344,29 +345,45 @@ static inline int cx_server_sched_nice(void)
 #endif
 }
 
-/* Moves the calling thread to SCHED_IDLE when it runs SCHED_OTHER at a nice
- * value of at least min_nice (the probe's: one it may return from); true
- * when it did.  Threads under a real-time or batch policy are left alone. */
-static inline bool cx_server_sched_idle(cx_server_sched_t *s, int min_nice)
+/* Reads the calling thread's policy once (a server moves many times per
+ * wait): it may move when it runs SCHED_OTHER at a nice value of at least
+ * min_nice (the probe's: one it may return from).  Threads under a
+ * real-time or batch policy are left alone. */
+static inline bool cx_server_sched_check(cx_server_sched_t *s, int min_nice)
 {
-    s->idle = false;
+    s->idle = s->eligible = false;
 #ifdef __linux__
-    if (pthread_getschedparam(pthread_self(), &s->policy, &s->param) != 0 ||
-        s->policy != SCHED_OTHER || cx_server_sched_nice() < min_nice)
-        return false;
+    /* Linux's calls on thread 0 act on the calling thread; glibc's pthread_*
+     * ones would cache a policy the watchdog below changes behind them */
+    s->policy = sched_getscheduler(0);
+    s->eligible = s->policy == SCHED_OTHER && sched_getparam(0, &s->param) == 0 &&
+        cx_server_sched_nice() >= min_nice;
+#endif
+    return s->eligible;
+}
+
+/* Moves a thread cx_server_sched_check found eligible to SCHED_IDLE; true
+ * when it did. */
+static inline bool cx_server_sched_idle(cx_server_sched_t *s)
+{
+#ifdef __linux__
     struct sched_param p = { 0 };
-    s->idle = (pthread_setschedparam(pthread_self(), SCHED_IDLE, &p) == 0);
+    s->idle = s->eligible && sched_setscheduler(0, SCHED_IDLE, &p) == 0;
 #endif
     return s->idle;
 }
 
-/* Back to the policy cx_server_sched_idle found; false if Linux refused. */
+/* Back to the policy cx_server_sched_check found; false if Linux refused. */
 static inline bool cx_server_sched_restore(cx_server_sched_t *s)
 {
     if (!s->idle)
         return true;
     s->idle = false;
-    return pthread_setschedparam(pthread_self(), s->policy, &s->param) == 0;
+#ifdef __linux__
+    return sched_setscheduler(0, s->policy, &s->param) == 0;
+#else
+    return false;
+#endif
 }
 
 typedef struct {
@@ -379,13 +396,14 @@ static inline void *cx_server_sched__probe(void *arg)
     cx_server_sched_probe_t *p = arg;
     cx_server_sched_t s;
     p->nice = cx_server_sched_nice();
-    p->ok = p->nice != CX_SERVER_SCHED_NO_NICE && cx_server_sched_idle(&s, p->nice) && cx_server_sched_restore(&s);
+    p->ok = p->nice != CX_SERVER_SCHED_NO_NICE && cx_server_sched_check(&s, p->nice) &&
+        cx_server_sched_idle(&s) && cx_server_sched_restore(&s);
     return NULL;
 }
 
 /* Whether a thread like the caller (a new thread inherits its policy and
  * nice value) can move to SCHED_IDLE and back; *nice: that thread's nice
- * value, the least at which cx_server_sched_idle may then move a thread. */
+ * value, the least at which cx_server_sched_check lets a thread move. */
 static inline bool cx_server_sched_probe(int *nice)
 {
     cx_server_sched_probe_t p = { CX_SERVER_SCHED_NO_NICE, false };
@@ -396,5 +414,143 @@ static inline bool cx_server_sched_probe(int *nice)
     *nice = p.nice;
     return p.ok;
 }
+
+/* A thread at SCHED_IDLE runs only when no other thread wants its core:
+ * threads that compute outside MPI can keep it off for a second or more
+ * (each yield there pushes its EEVDF deadline a whole weighted slice ahead).
+ * The watchdog bounds that: while a thread is armed (at SCHED_IDLE or about
+ * to be), a helper thread wakes every period and moves it back to
+ * SCHED_OTHER if it is still idle; it is a normal thread waking from sleep,
+ * so it gets a core even when every other thread computes.  It sleeps on a
+ * condition variable once nobody was armed for CX_IDLE_WATCHDOG_QUIET_TICKS
+ * periods, so an application with no idle server sees no wake-ups. */
+#define CX_IDLE_WATCHDOG_QUIET_TICKS 16
+
+typedef struct {
+    atomic_int tid;             /* armed thread (Linux thread id), 0: none */
+    atomic_bool asleep;         /* the helper waits on cv for an arm */
+    atomic_bool started;
+    atomic_ulong kicks;         /* armed threads moved back to SCHED_OTHER */
+    long period_ns;
+    bool stop;                  /* under m */
+    pthread_t thread;
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+} cx_idle_watchdog_t;
+
+static inline void cx_idle_watchdog_init(cx_idle_watchdog_t *w, long period_ns)
+{
+    atomic_init(&w->tid, 0);
+    atomic_init(&w->asleep, false);
+    atomic_init(&w->started, false);
+    atomic_init(&w->kicks, 0);
+    w->period_ns = period_ns;
+    w->stop = false;
+    pthread_mutex_init(&w->m, NULL);
+    pthread_cond_init(&w->cv, NULL);
+}
+
+#ifdef __linux__
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static inline int cx_idle_watchdog_gettid(void)
+{
+    return (int) syscall(SYS_gettid);
+}
+
+/* Moves thread tid back to SCHED_OTHER if it is at SCHED_IDLE (its nice
+ * value is kept). */
+static inline bool cx_idle_watchdog__kick(int tid)
+{
+    struct sched_param p = { 0 };
+    return sched_getscheduler(tid) == SCHED_IDLE && sched_setscheduler(tid, SCHED_OTHER, &p) == 0;
+}
+
+static inline void *cx_idle_watchdog__main(void *arg)
+{
+    cx_idle_watchdog_t *w = arg;
+    int quiet = 0;
+    pthread_mutex_lock(&w->m);
+    while (!w->stop) {
+        if (quiet >= CX_IDLE_WATCHDOG_QUIET_TICKS) {
+            /* an arm after this store sees asleep, and signals under m */
+            atomic_store(&w->asleep, true);
+            if (atomic_load(&w->tid) == 0)
+                pthread_cond_wait(&w->cv, &w->m);
+            atomic_store(&w->asleep, false);
+            quiet = 0;
+            continue;
+        }
+        pthread_mutex_unlock(&w->m);
+        struct timespec t = { 0, w->period_ns };
+        nanosleep(&t, NULL);
+        int tid = atomic_load(&w->tid);
+        if (tid == 0)
+            quiet++;
+        else {
+            quiet = 0;
+            if (cx_idle_watchdog__kick(tid))
+                atomic_fetch_add_explicit(&w->kicks, 1, memory_order_relaxed);
+        }
+        pthread_mutex_lock(&w->m);
+    }
+    pthread_mutex_unlock(&w->m);
+    return NULL;
+}
+
+/* Starts the helper once (any thread may call it); false if it could not
+ * be created, and then nobody may be armed. */
+static inline bool cx_idle_watchdog_start(cx_idle_watchdog_t *w)
+{
+    if (atomic_load_explicit(&w->started, memory_order_acquire))
+        return true;
+    pthread_mutex_lock(&w->m);
+    if (!atomic_load(&w->started)) {
+        /* no application signal is ever delivered to the helper */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        if (pthread_create(&w->thread, NULL, cx_idle_watchdog__main, w) == 0)
+            atomic_store_explicit(&w->started, true, memory_order_release);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    pthread_mutex_unlock(&w->m);
+    return atomic_load(&w->started);
+}
+
+/* Before the calling thread moves itself to SCHED_IDLE (one at a time). */
+static inline void cx_idle_watchdog_arm(cx_idle_watchdog_t *w, int tid)
+{
+    atomic_store(&w->tid, tid);
+    if (atomic_load(&w->asleep)) {
+        pthread_mutex_lock(&w->m);
+        pthread_cond_signal(&w->cv);
+        pthread_mutex_unlock(&w->m);
+    }
+}
+
+/* After it moved back. */
+static inline void cx_idle_watchdog_disarm(cx_idle_watchdog_t *w)
+{
+    atomic_store_explicit(&w->tid, 0, memory_order_release);
+}
+
+/* Stops and joins the helper (nobody armed); a later start starts anew. */
+static inline void cx_idle_watchdog_stop(cx_idle_watchdog_t *w)
+{
+    pthread_mutex_lock(&w->m);
+    w->stop = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->m);
+    if (atomic_load(&w->started))
+        pthread_join(w->thread, NULL);
+    pthread_mutex_lock(&w->m);
+    atomic_store(&w->started, false);
+    w->stop = false;
+    pthread_mutex_unlock(&w->m);
+}
+#endif /* __linux__ */
 
 #endif /* CX_REACTIVATION_H_INCLUDED */

@@ -469,11 +469,11 @@ static bool may_leave_idle(int nice)
     return has_cap_sys_nice() || r.rlim_cur >= (rlim_t) (20 - nice);
 }
 
+/* The kernel's word (glibc's pthread_getschedparam may answer from a cache). */
 static int policy_now(void)
 {
-    int policy;
-    struct sched_param p;
-    CHECK(pthread_getschedparam(pthread_self(), &policy, &p) == 0, "getschedparam");
+    int policy = sched_getscheduler(0);
+    CHECK(policy >= 0, "sched_getscheduler");
     return policy;
 }
 
@@ -482,17 +482,21 @@ static void *idle_moves(void *arg)
 {
     int nice = *(int *) arg;
     cx_server_sched_t s;
-    CHECK(!cx_server_sched_idle(&s, nice + 1), "moved a thread whose nice is below the limit");
-    CHECK(policy_now() == SCHED_OTHER && !s.idle, "policy changed though refused");
+    CHECK(!cx_server_sched_check(&s, nice + 1), "a thread whose nice is below the limit may move");
+    CHECK(!cx_server_sched_idle(&s), "moved a thread found not eligible");
+    CHECK(policy_now() == SCHED_OTHER && !s.idle, "policy changed though not eligible");
     CHECK(cx_server_sched_restore(&s), "restore without a move");
-    CHECK(cx_server_sched_idle(&s, nice), "move to SCHED_IDLE refused");
-    CHECK(policy_now() == SCHED_IDLE, "not SCHED_IDLE after the move");
-    CHECK(cx_server_sched_restore(&s), "move back refused");
-    CHECK(policy_now() == SCHED_OTHER, "not back to SCHED_OTHER");
+    CHECK(cx_server_sched_check(&s, nice), "a SCHED_OTHER thread at the probe's nice may not move");
+    for (int i = 0; i < 3; i++) {       /* a server moves once per empty poll */
+        CHECK(cx_server_sched_idle(&s), "move to SCHED_IDLE refused");
+        CHECK(policy_now() == SCHED_IDLE, "not SCHED_IDLE after the move");
+        CHECK(cx_server_sched_restore(&s), "move back refused");
+        CHECK(policy_now() == SCHED_OTHER, "not back to SCHED_OTHER");
+    }
     /* a thread under another policy is left alone */
     struct sched_param p = { 0 };
-    CHECK(pthread_setschedparam(pthread_self(), SCHED_BATCH, &p) == 0, "SCHED_BATCH");
-    CHECK(!cx_server_sched_idle(&s, nice), "moved a SCHED_BATCH thread");
+    CHECK(sched_setscheduler(0, SCHED_BATCH, &p) == 0, "SCHED_BATCH");
+    CHECK(!cx_server_sched_check(&s, nice) && !cx_server_sched_idle(&s), "moved a SCHED_BATCH thread");
     CHECK(policy_now() == SCHED_BATCH, "SCHED_BATCH thread changed");
     return NULL;
 }
@@ -516,10 +520,76 @@ static int idle_denied_child(void)
     int nice;
     CHECK(!cx_server_sched_probe(&nice), "probe says yes without the privilege");
     cx_server_sched_t s;
-    CHECK(cx_server_sched_idle(&s, nice), "move to SCHED_IDLE (always allowed) refused");
+    CHECK(cx_server_sched_check(&s, nice) && cx_server_sched_idle(&s),
+          "move to SCHED_IDLE (always allowed) refused");
     CHECK(!cx_server_sched_restore(&s), "restore succeeded without the privilege");
     CHECK(policy_now() == SCHED_IDLE, "left SCHED_IDLE without the privilege");
     return 0;
+}
+
+/* The watchdog: on one core with a thread that computes, a thread at
+ * SCHED_IDLE would wait about a second; the watchdog moves it back within a
+ * few periods. */
+static atomic_bool hog_stop;
+static cx_idle_watchdog_t wd;
+
+static void *hog_fn(void *arg)
+{
+    (void) arg;
+    volatile unsigned long n = 0;
+    while (!atomic_load(&hog_stop))
+        n++;
+    return NULL;
+}
+
+static void *kicked_fn(void *arg)
+{
+    double *took = arg;
+    cx_server_sched_t s;
+    CHECK(cx_server_sched_check(&s, cx_server_sched_nice()), "not eligible");
+    usleep(20000);              /* the hog is running */
+    double t0 = t_now();
+    cx_idle_watchdog_arm(&wd, cx_idle_watchdog_gettid());
+    CHECK(cx_server_sched_idle(&s), "move to SCHED_IDLE refused");
+    while (policy_now() == SCHED_IDLE && t_now() - t0 < 5.0)
+        sched_yield();
+    *took = t_now() - t0;
+    cx_idle_watchdog_disarm(&wd);
+    CHECK(cx_server_sched_restore(&s), "restore after the kick");
+    return NULL;
+}
+
+static void watchdog_test(void)
+{
+    cpu_set_t one, old;
+    CHECK(sched_getaffinity(0, sizeof(old), &old) == 0, "getaffinity");
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, &old))
+        cpu++;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    CHECK(sched_setaffinity(0, sizeof(one), &one) == 0, "setaffinity");      /* threads inherit it */
+    cx_idle_watchdog_init(&wd, 1000000);
+    CHECK(cx_idle_watchdog_start(&wd), "watchdog thread");
+    double took[3];
+    for (int i = 0; i < 3; i++) {
+        pthread_t h, k;
+        atomic_store(&hog_stop, false);
+        CHECK(pthread_create(&h, NULL, hog_fn, NULL) == 0, "hog");
+        CHECK(pthread_create(&k, NULL, kicked_fn, &took[i]) == 0, "idle thread");
+        pthread_join(k, NULL);
+        atomic_store(&hog_stop, true);
+        pthread_join(h, NULL);
+        CHECK(took[i] < 0.2, "a thread at SCHED_IDLE beside a hog waited %.3f s for the watchdog",
+              took[i]);
+        usleep(30000);          /* the watchdog goes to sleep in between: it must wake */
+    }
+    unsigned long kicks = atomic_load(&wd.kicks);
+    CHECK(kicks >= 3, "%lu kicks for 3 idle threads", kicks);
+    cx_idle_watchdog_stop(&wd);
+    CHECK(sched_setaffinity(0, sizeof(old), &old) == 0, "setaffinity back");
+    printf("reactivation idle watchdog: an idle thread beside a hog on one core moved back after "
+           "%.1f, %.1f, %.1f ms: ok\n", 1e3 * took[0], 1e3 * took[1], 1e3 * took[2]);
 }
 
 static void idle_test(void)
@@ -533,8 +603,10 @@ static void idle_test(void)
         pthread_t t;
         CHECK(pthread_create(&t, NULL, idle_moves, &nice) == 0, "pthread_create");
         pthread_join(t, NULL);
+        watchdog_test();
     }
     CHECK(policy_now() == SCHED_OTHER, "the caller's policy changed");
+    fflush(stdout);             /* the child must not print it again */
     pid_t pid = fork();
     CHECK(pid >= 0, "fork");
     if (pid == 0)

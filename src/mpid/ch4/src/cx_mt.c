@@ -76,19 +76,19 @@ cvars:
     - name        : MPIR_CVAR_CH4_CX_SERVER_IDLE
       category    : CH4_CX
       type        : string
-      default     : auto
+      default     : "no"
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         Whether the thread that polls for sleeping waiters (the selective
-        reactivation server, waits ksc or auto) does so at Linux's SCHED_IDLE
-        priority, so that threads with work always run first when threads
-        outnumber cores. auto: when the waits are ksc or auto, the VCI locks
-        futex or mutex (their waiters sleep), and a thread may return from
-        SCHED_IDLE (CAP_SYS_NICE, or RLIMIT_NICE of 20 or more: ulimit -e
-        20); yes: the same, and MPI_Init fails if one of these is missing;
-        no: never.
+        reactivation server, waits ksc or auto) waits between its polls at
+        Linux's SCHED_IDLE priority, so that threads with work run first
+        when threads outnumber cores. no (default): never; auto: where the
+        waits are ksc or auto, the VCI locks futex or mutex (their waiters
+        sleep), and a thread may return from SCHED_IDLE (CAP_SYS_NICE, or
+        RLIMIT_NICE of 20 or more: ulimit -e 20); yes: the same, and MPI_Init
+        fails if one of these is missing.
 
     - name        : MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL
       category    : CH4_CX
@@ -186,7 +186,7 @@ int MPIDI_CX_cvar_invalid_int(const char *cvar, int value, const char *valid)
  * would keep it off the CPU while it holds what they wait for. */
 static int server_idle_init(void)
 {
-    const char *v = MPIR_CVAR_CH4_CX_SERVER_IDLE;
+    const char *v = MPIR_CVAR_CH4_CX_SERVER_IDLE ? MPIR_CVAR_CH4_CX_SERVER_IDLE : "no";
     bool required = !strcasecmp(v, "yes");
     MPIDI_CX_global.server_idle = false;
     if (!strcasecmp(v, "no"))
@@ -376,6 +376,7 @@ static void free_request_caches(void);
 /* Before MPICH destroys the VCI mutexes and request pools. */
 void MPIDI_CX_finalize(void)
 {
+    MPIDI_CX_reactivation_finalize();
     free_request_caches();
     for (int i = 0; i < MPIDI_CH4_MAX_VCIS; i++) {
         MPIDU_cx_lock_t *l = MPIDI_CX_global.locks[i];

@@ -128,6 +128,7 @@ int MPIDI_CX_init_vcis(void);
 void MPIDI_CX_finalize(void);
 int MPIDI_CX_wait_reactivated(MPID_Progress_state * state);
 void MPIDI_CX_reactivation_register_pvars(void);
+void MPIDI_CX_reactivation_finalize(void);
 bool MPIDI_CX_force_trylock_failure(void);
 int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * d, MPIR_Request ** req, bool locked);
 void MPIDI_CX_drain_all(int vci);
@@ -206,8 +207,11 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_csync_fast_exit(int vci, cx_dsm_thread_t 
 MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_progress_enter(int vci, int wait)
 {
     if (MPIDI_CX_MT != MPIDI_CX_MT_DIRECT) {
-        if (!cx_test_backoff_ready(&MPIDI_CX_test_backoff))
-            return false;       /* backing off after failed try-locks */
+        /* backing off after failed try-locks of MPI_Test and its kind; a
+         * blocking wait does not (its polls may be a millisecond apart,
+         * as an idle server's are) */
+        if (!wait && !cx_test_backoff_ready(&MPIDI_CX_test_backoff))
+            return false;
         if (MPIDU_CX_cs_tryenter(&MPIDI_VCI(vci).lock)) {
             cx_test_backoff_succeeded(&MPIDI_CX_test_backoff);
             return true;

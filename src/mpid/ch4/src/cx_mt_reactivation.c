@@ -27,8 +27,8 @@
  * Where the waiters sleep and the VCI locks do too, the server waits between
  * polls at SCHED_IDLE (MPIR_CVAR_CH4_CX_SERVER_IDLE; cx_reactivation.h tells
  * why), so that with more threads than cores a thread with work never waits
- * behind it; a waiter whose sleep times out while the role is held polls
- * once itself, so progress never depends on the server alone getting a core.
+ * behind it; a watchdog thread moves it back if it stays idle longer than
+ * CX_SERVER_IDLE_MAX_NS, so threads computing outside MPI cannot starve it.
  */
 #include "mpidimpl.h"
 #include "cx_mt.h"
@@ -49,6 +49,18 @@ static cx_reactivation_t react;
 static pthread_mutex_t react_mutex = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local waiter_t thread_waiter = {.kind = -1 };
 static atomic_ulong idle_tenures;       /* server tenures polled at SCHED_IDLE */
+
+/* The longest a server stays at SCHED_IDLE before the watchdog moves it
+ * back (plus the time the watchdog takes to get a core). */
+#define CX_SERVER_IDLE_MAX_NS 1000000L
+static cx_idle_watchdog_t watchdog;
+static pthread_once_t watchdog_once = PTHREAD_ONCE_INIT;
+static _Thread_local int thread_tid;
+
+static void watchdog_init(void)
+{
+    cx_idle_watchdog_init(&watchdog, CX_SERVER_IDLE_MAX_NS);
+}
 
 static waiter_t *this_thread_waiter(void)
 {
@@ -108,29 +120,43 @@ static int poll_all_vcis(bool * made_progress)
 
 /* The server after a poll that found nothing: it leaves the CPU to any
  * thread that wants it.  With MPIR_CVAR_CH4_CX_SERVER_IDLE it does so at
- * SCHED_IDLE, and so runs again only once no other thread wants the core;
- * it polls at its own priority, so it never holds a VCI lock at idle
- * priority (a thread blocked on that lock would wait for every other
- * thread first).  Only while other threads wait (`guarded`): a sleeping
- * waiter that times out polls at its own priority, so progress does not
- * hang on an idle server that threads outside MPI keep off the core.
- * True when it went to SCHED_IDLE. */
-static bool yield_as_server(bool guarded)
+ * SCHED_IDLE, and so runs again only once no other thread wants the core
+ * (or the watchdog moved it back); it polls at its own priority, so it never
+ * holds a VCI lock at idle priority (a thread blocked on that lock would
+ * wait for every other thread first).  True when it went to SCHED_IDLE. */
+static bool yield_as_server(cx_server_sched_t * sched, bool * checked)
 {
-    cx_server_sched_t sched;
-    if (!guarded || !MPIDI_CX_global.server_idle ||
-        !cx_server_sched_idle(&sched, MPIDI_CX_global.server_idle_nice)) {
+    if (MPIDI_CX_global.server_idle && !*checked) {
+        /* the policy is read once per wait; the watchdog started once */
+        pthread_once(&watchdog_once, watchdog_init);
+        if (cx_server_sched_check(sched, MPIDI_CX_global.server_idle_nice) &&
+            !cx_idle_watchdog_start(&watchdog))
+            MPIDI_CX_global.server_idle = false;        /* no thread: idle never */
+        if (!thread_tid)
+            thread_tid = cx_idle_watchdog_gettid();
+        *checked = true;
+    }
+    if (!MPIDI_CX_global.server_idle || !sched->eligible) {
         MPL_thread_yield();
         return false;
     }
+    cx_idle_watchdog_arm(&watchdog, thread_tid);
+    bool idle = cx_server_sched_idle(sched);
     MPL_thread_yield();         /* the move alone need not reschedule */
-    if (!cx_server_sched_restore(&sched)) {
+    if (!cx_server_sched_restore(sched)) {
         /* the probe at MPI_Init said this move back is allowed */
         MPIDI_CX_global.server_idle = false;
         MPL_internal_error_printf("MPICH-CX: a polling server could not return from "
                                   "SCHED_IDLE; set MPIR_CVAR_CH4_CX_SERVER_IDLE=no\n");
     }
-    return true;
+    cx_idle_watchdog_disarm(&watchdog);
+    return idle;
+}
+
+void MPIDI_CX_reactivation_finalize(void)
+{
+    pthread_once(&watchdog_once, watchdog_init);
+    cx_idle_watchdog_stop(&watchdog);
 }
 
 /* MPIR_CVAR_CH4_CX_WAIT=auto: the threads now past their first poll in a
@@ -200,15 +226,16 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
         }
     }
 
-    bool idled = false;
+    bool idled = false, sched_checked = false;
+    cx_server_sched_t sched;
     pthread_mutex_lock(&react_mutex);
     while (pending(w) > 0) {
         if (server || (server = cx_reactivation_try_elect(&react))) {
-            bool progressed, guarded = (react.head != NULL);
+            bool progressed;
             pthread_mutex_unlock(&react_mutex);
             mpi_errno = poll_all_vcis(&progressed);
             if (!progressed)
-                idled |= yield_as_server(guarded);
+                idled |= yield_as_server(&sched, &sched_checked);
             pthread_mutex_lock(&react_mutex);
             signal_completions();
             if (mpi_errno)
@@ -218,25 +245,13 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
             cx_reactivation_add_waiter(&react, &w->c);
             /* KSC waiters wake by themselves after a while: a leaving
              * server does not hand its role over (resign_lazy below) */
-            bool timed_out = !cx_scount_wait_timed(&w->c, react_unlock, react_lock,
-                                                   &react_mutex, CX_SCOUNT_KSC_HANDOVER_NS);
-            if (timed_out)
+            if (!cx_scount_wait_timed(&w->c, react_unlock, react_lock, &react_mutex,
+                                      CX_SCOUNT_KSC_HANDOVER_NS))
                 react.handover_timeouts++;
             /* a counted wake unlinked us, a forced one too; anything else is
              * a time-out or a stale flag from an earlier round: leave the
              * list either way */
             cx_reactivation_remove_waiter(&react, &w->c);
-            if (timed_out && MPIDI_CX_global.server_idle && react.server_present) {
-                /* an idle server may get no core while other threads
-                 * compute: poll once at this thread's own priority */
-                bool progressed;
-                pthread_mutex_unlock(&react_mutex);
-                mpi_errno = poll_all_vcis(&progressed);
-                pthread_mutex_lock(&react_mutex);
-                signal_completions();
-                if (mpi_errno)
-                    break;
-            }
         }
     }
     if (server && w->kind == CX_SCOUNT_KSC)
@@ -274,6 +289,12 @@ static void get_idle_tenures(void *addr, void *obj, int count, void *buf)
     *(unsigned long long *) buf = atomic_load_explicit(&idle_tenures, memory_order_relaxed);
 }
 
+static void get_idle_kicks(void *addr, void *obj, int count, void *buf)
+{
+    pthread_once(&watchdog_once, watchdog_init);
+    *(unsigned long long *) buf = atomic_load_explicit(&watchdog.kicks, memory_order_relaxed);
+}
+
 void MPIDI_CX_reactivation_register_pvars(void)
 {
     static const struct {
@@ -291,6 +312,8 @@ void MPIDI_CX_reactivation_register_pvars(void)
          "selective reactivation: sleeping waiters (ksc) that woke by their time limit to look for a vacant server role"},
         {"cx_server_idle_tenures", get_idle_tenures,
          "selective reactivation: server tenures polled at SCHED_IDLE (MPIR_CVAR_CH4_CX_SERVER_IDLE)"},
+        {"cx_server_idle_kicks", get_idle_kicks,
+         "selective reactivation: servers the watchdog moved back from SCHED_IDLE after 1 ms"},
     };
     for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
         MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
