@@ -22,9 +22,10 @@
 
 #define WINDOW 32
 #define ITERS 200
-#define TAG_HOG 1000
 
-static int rank, cores;
+/* tags: thread t's data t, its acknowledgements nthreads + t, its message
+ * of part 2 2 * nthreads + t */
+static int rank, cores, nthreads;
 static atomic_int receives_left;
 
 static int rank_cores(void)
@@ -64,9 +65,9 @@ static void *window_thread(void *arg)
                 snprintf(want, sizeof(want), "%d.%d", t, w);
                 MT_CHECK(!strcmp(buf[w], want), "thread %d got %s, not %s", t, buf[w], want);
             }
-            MPI_Send(NULL, 0, MPI_BYTE, peer, t + 100, MPI_COMM_WORLD);
+            MPI_Send(NULL, 0, MPI_BYTE, peer, nthreads + t, MPI_COMM_WORLD);
         } else
-            MPI_Recv(NULL, 0, MPI_BYTE, peer, t + 100, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(NULL, 0, MPI_BYTE, peer, nthreads + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         check_policy("MPI_Send/MPI_Recv");
     }
     return NULL;
@@ -76,7 +77,7 @@ static void *window_thread(void *arg)
 static void *hog_receiver(void *arg)
 {
     int t = (int) (long) arg, got = -1;
-    MPI_Recv(&got, 1, MPI_INT, 0, TAG_HOG + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(&got, 1, MPI_INT, 0, 2 * nthreads + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MT_CHECK(got == t, "receiver %d got %d", t, got);
     check_policy("MPI_Recv");
     atomic_fetch_sub(&receives_left, 1);
@@ -102,10 +103,11 @@ int main(int argc, char **argv)
              "usage: mt_server_idle idle|normal");
     cores = rank_cores();
     /* more than auto's limit of two waiting threads per core of the rank */
-    int nthreads = 2 * cores + 2;
+    nthreads = 2 * cores + 2;
+    pthread_t *th = malloc(sizeof(pthread_t) * (size_t) nthreads);
+    pthread_t *hogs = malloc(sizeof(pthread_t) * (size_t) cores);
 
     /* 1. windows */
-    pthread_t th[64];
     for (int t = 0; t < nthreads; t++)
         pthread_create(&th[t], NULL, window_thread, (void *) (long) t);
     for (int t = 0; t < nthreads; t++)
@@ -120,7 +122,6 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         usleep(50000);          /* the receivers are blocked by now */
         double start = MPI_Wtime(), give_up = start + 10.0;
-        pthread_t hogs[64];
         for (int h = 0; h < cores; h++)
             pthread_create(&hogs[h], NULL, hog, &give_up);
         MPI_Barrier(MPI_COMM_WORLD);    /* rank 0 sends now */
@@ -136,9 +137,11 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
         for (int t = 0; t < nthreads; t++)
-            MPI_Send(&t, 1, MPI_INT, 1, TAG_HOG + t, MPI_COMM_WORLD);
+            MPI_Send(&t, 1, MPI_INT, 1, 2 * nthreads + t, MPI_COMM_WORLD);
     }
 
+    free(hogs);
+    free(th);
     long long tenures = mt_pvar_read("cx_server_idle_tenures");
     long long elections = mt_pvar_read("cx_server_elections");
     long long kicks = mt_pvar_read("cx_server_idle_kicks");
