@@ -61,6 +61,7 @@ T_MODELS=(
     "lockq-mcs|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_VCI_LOCK=mcs"
     "csync|MPIR_CVAR_CH4_MT_MODEL=csync"
     "lockq-4vci|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_NUM_VCIS=4"
+    "lockq-idle|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_CX_SERVER_IDLE=auto"
     "hclhub-usc|MPIR_CVAR_CH4_MT_MODEL=hclhub-usc MPIR_CVAR_CX_FAKE_NUMA_NODES=2"
     "hclhub-ksc|MPIR_CVAR_CH4_MT_MODEL=hclhub-ksc"
 )
