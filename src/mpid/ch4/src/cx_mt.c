@@ -183,7 +183,7 @@ int MPIDI_CX_cvar_invalid_int(const char *cvar, int value, const char *valid)
 
 /* MPIR_CVAR_CH4_CX_SERVER_IDLE, once the model, wait and lock are known.
  * An idle server needs waiters and lock waiters that sleep: spinning ones
- * would keep it off the CPU while it holds what they wait for. */
+ * would keep it off the CPU while they wait for its polls. */
 static int server_idle_init(void)
 {
     const char *v = MPIR_CVAR_CH4_CX_SERVER_IDLE ? MPIR_CVAR_CH4_CX_SERVER_IDLE : "no";
