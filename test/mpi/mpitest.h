@@ -5,7 +5,12 @@
 #ifndef MPITEST_H_INCLUDED
 #define MPITEST_H_INCLUDED
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* sched_getaffinity, CPU_COUNT; this header comes first */
+#endif
 #include <mpi.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +75,28 @@ static inline void mt_check_lockq_queued(void)
         long long n = mt_pvar_read("cx_ops_enqueued");
         MT_CHECK(n > 0, "lockq with forced try-lock failures queued %lld operations", n);
     }
+}
+
+/* The CPUs this process may run on. */
+static inline int mt_cpus(void)
+{
+    cpu_set_t set;
+    int n = (int) sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < n)
+        n = CPU_COUNT(&set);
+    return n > 0 ? n : 1;
+}
+
+/* How many blocked threads MPIR_CVAR_CH4_CX_WAIT=auto lets poll before the
+ * others sleep: two per core of the rank, its share of the node's at most
+ * (cx_crowd_limit). */
+static inline int mt_auto_limit(void)
+{
+    int size, node = (int) sysconf(_SC_NPROCESSORS_ONLN), cores = mt_cpus();
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (node / size < cores)
+        cores = node / size;
+    return 2 * (cores > 0 ? cores : 1);
 }
 
 /* Sum the errors of all ranks; rank 0 reports. Returns the exit status. */

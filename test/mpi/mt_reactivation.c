@@ -18,7 +18,6 @@
  * the test runner reports it.  Under a reactivation model the MPI_T pvars
  * cx_server_elections and cx_counted_wakeups must be positive.
  */
-#define _GNU_SOURCE     /* sched_getaffinity */
 #include "mpitest.h"
 #include <pthread.h>
 #include <sched.h>
@@ -83,21 +82,6 @@ static const char *expected_wait(void)
     if (!strcmp(mt_model(), "hclhub-ksc"))
         return "ksc";
     return "poll";
-}
-
-/* auto's limit for rank 1 (this test's oracle, as the README states it):
- * two waiting threads per core the rank can count on, the cores it may run
- * on but at most its share of the node's among the job's ranks (one node). */
-static int auto_limit(void)
-{
-    int size, node = (int) sysconf(_SC_NPROCESSORS_ONLN), cores = node;
-    cpu_set_t set;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        cores = CPU_COUNT(&set);
-    if (node / size < cores)
-        cores = node / size;
-    return 2 * (cores > 0 ? cores : 1);
 }
 
 static void send_val(int round, int tag)
@@ -172,11 +156,11 @@ int main(int argc, char **argv)
             else
                 MT_CHECK(timeouts >= 1, "no waiter looked for the server role by itself (%lld)",
                          timeouts);
-        } else if (!strcmp(wait, "auto") && NT + 1 > auto_limit()) {
+        } else if (!strcmp(wait, "auto") && NT + 1 > mt_auto_limit()) {
             /* more threads wait than poll under auto: it must reactivate */
             MT_CHECK(elections >= 1 && counted >= 1,
                      "auto with %d waiting threads, limit %d: %lld elections, %lld counted wake-ups",
-                     NT + 1, auto_limit(), elections, counted);
+                     NT + 1, mt_auto_limit(), elections, counted);
         } else {
             MT_CHECK(elections == 0 && counted == 0 && forced == 0 && timeouts == 0,
                      "reactivation acted under model %s, wait %s", mt_model(), wait);

@@ -13,7 +13,6 @@
  *   mt_server_idle idle|normal: whether cx_server_idle_tenures must be
  *   positive (the server moved to SCHED_IDLE) or 0.
  */
-#define _GNU_SOURCE     /* sched_getaffinity */
 #include "mpitest.h"
 #include <pthread.h>
 #include <sched.h>
@@ -27,15 +26,6 @@
  * of part 2 2 * nthreads + t */
 static int rank, cores, nthreads;
 static atomic_int receives_left;
-
-static int rank_cores(void)
-{
-    cpu_set_t set;
-    int n = (int) sysconf(_SC_NPROCESSORS_ONLN);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < n)
-        n = CPU_COUNT(&set);
-    return n > 0 ? n : 1;
-}
 
 static void check_policy(const char *where)
 {
@@ -101,9 +91,8 @@ int main(int argc, char **argv)
     MT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
     MT_CHECK(argc == 2 && (!strcmp(argv[1], "idle") || !strcmp(argv[1], "normal")),
              "usage: mt_server_idle idle|normal");
-    cores = rank_cores();
-    /* more than auto's limit of two waiting threads per core of the rank */
-    nthreads = 2 * cores + 2;
+    cores = mt_cpus();
+    nthreads = mt_auto_limit() + 2;     /* more than auto lets poll */
     pthread_t *th = malloc(sizeof(pthread_t) * (size_t) nthreads);
     pthread_t *hogs = malloc(sizeof(pthread_t) * (size_t) cores);
 

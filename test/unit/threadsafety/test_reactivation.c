@@ -531,7 +531,7 @@ static int idle_denied_child(void)
  * SCHED_IDLE would wait about a second; the watchdog moves it back within a
  * few periods. */
 static atomic_bool hog_stop;
-static cx_idle_watchdog_t wd;
+static cx_idle_watchdog_t wd = CX_IDLE_WATCHDOG_INITIALIZER(1000000);
 
 static void *hog_fn(void *arg)
 {
@@ -569,7 +569,6 @@ static void watchdog_test(void)
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
     CHECK(sched_setaffinity(0, sizeof(one), &one) == 0, "setaffinity");      /* threads inherit it */
-    cx_idle_watchdog_init(&wd, 1000000);
     CHECK(cx_idle_watchdog_start(&wd), "watchdog thread");
     double took[3];
     for (int i = 0; i < 3; i++) {

@@ -53,14 +53,8 @@ static atomic_ulong idle_tenures;       /* server tenures polled at SCHED_IDLE *
 /* The longest a server stays at SCHED_IDLE before the watchdog moves it
  * back (plus the time the watchdog takes to get a core). */
 #define CX_SERVER_IDLE_MAX_NS 1000000L
-static cx_idle_watchdog_t watchdog;
-static pthread_once_t watchdog_once = PTHREAD_ONCE_INIT;
+static cx_idle_watchdog_t watchdog = CX_IDLE_WATCHDOG_INITIALIZER(CX_SERVER_IDLE_MAX_NS);
 static _Thread_local int thread_tid;
-
-static void watchdog_init(void)
-{
-    cx_idle_watchdog_init(&watchdog, CX_SERVER_IDLE_MAX_NS);
-}
 
 static waiter_t *this_thread_waiter(void)
 {
@@ -128,7 +122,6 @@ static bool yield_as_server(cx_server_sched_t * sched, bool * checked)
 {
     if (MPIDI_CX_global.server_idle && !*checked) {
         /* the policy is read once per wait; the watchdog started once */
-        pthread_once(&watchdog_once, watchdog_init);
         if (cx_server_sched_check(sched, MPIDI_CX_global.server_idle_nice) &&
             !cx_idle_watchdog_start(&watchdog))
             MPIDI_CX_global.server_idle = false;        /* no thread: idle never */
@@ -155,7 +148,6 @@ static bool yield_as_server(cx_server_sched_t * sched, bool * checked)
 
 void MPIDI_CX_reactivation_finalize(void)
 {
-    pthread_once(&watchdog_once, watchdog_init);
     cx_idle_watchdog_stop(&watchdog);
 }
 
@@ -291,7 +283,6 @@ static void get_idle_tenures(void *addr, void *obj, int count, void *buf)
 
 static void get_idle_kicks(void *addr, void *obj, int count, void *buf)
 {
-    pthread_once(&watchdog_once, watchdog_init);
     *(unsigned long long *) buf = atomic_load_explicit(&watchdog.kicks, memory_order_relaxed);
 }
 
