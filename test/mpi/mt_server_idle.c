@@ -1,6 +1,7 @@
 /*
- * The selective-reactivation server at SCHED_IDLE (README, "How blocked
- * threads wait"; MPIR_CVAR_CH4_CX_SERVER_IDLE), under LockQ's auto waits:
+ * The selective-reactivation server between its polls, at SCHED_IDLE or
+ * parked until a core goes idle (README, "How blocked threads wait";
+ * MPIR_CVAR_CH4_CX_SERVER_IDLE and _PARK), under LockQ's auto waits:
  *   1. windows: T threads per rank exchange windows of messages, more
  *      threads than the rank's share of cores, so that waiters sleep and a
  *      server polls; every thread checks after every wait that it runs
@@ -9,9 +10,12 @@
  *      as many threads as there are cores spin outside MPI; rank 0 sends
  *      their messages late.  An idle server gets no core then: the receives
  *      must still complete (the watchdog moves the server back after a
- *      millisecond); within 2 s, where they take 1-120 ms here (README).
- *   mt_server_idle idle|normal: whether cx_server_idle_tenures must be
- *   positive (the server moved to SCHED_IDLE) or 0.
+ *      millisecond; a parked server polls at least every millisecond);
+ *      within 2 s, where they take 1-120 ms here (README).
+ *   mt_server_idle idle|normal park|nopark: whether cx_server_idle_tenures
+ *   must be positive (the server moved to SCHED_IDLE) or 0, and whether
+ *   rank 1's server parked and was rung (cx_server_parks, _park_rings) or
+ *   never parked.
  */
 #include "mpitest.h"
 #include <pthread.h>
@@ -89,8 +93,9 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    MT_CHECK(argc == 2 && (!strcmp(argv[1], "idle") || !strcmp(argv[1], "normal")),
-             "usage: mt_server_idle idle|normal");
+    MT_CHECK(argc == 3 && (!strcmp(argv[1], "idle") || !strcmp(argv[1], "normal")) &&
+             (!strcmp(argv[2], "park") || !strcmp(argv[2], "nopark")),
+             "usage: mt_server_idle idle|normal park|nopark");
     cores = mt_cpus();
     nthreads = mt_auto_limit() + 2;     /* more than auto lets poll */
     pthread_t *th = malloc(sizeof(pthread_t) * (size_t) nthreads);
@@ -144,5 +149,17 @@ int main(int argc, char **argv)
     } else
         MT_CHECK(tenures == 0 && kicks == 0, "%lld tenures at SCHED_IDLE and %lld kicks, "
                  "none expected", tenures, kicks);
+    long long parks = mt_pvar_read("cx_server_parks");
+    long long rings = mt_pvar_read("cx_server_park_rings");
+    long long ptimeouts = mt_pvar_read("cx_server_park_timeouts");
+    printf("# rank %d: cx_server_parks %lld, cx_server_park_rings %lld, "
+           "cx_server_park_timeouts %lld\n", rank, parks, rings, ptimeouts);
+    MT_CHECK(parks == rings + ptimeouts, "%lld parks, %lld rung and %lld timed out", parks, rings,
+             ptimeouts);
+    if (!strcmp(argv[2], "park")) {
+        if (rank == 1)
+            MT_CHECK(rings > 0, "the server never parked and was rung (%lld parks)", parks);
+    } else
+        MT_CHECK(parks == 0, "%lld parks, none expected", parks);
     return mt_finish();
 }

@@ -90,6 +90,25 @@ cvars:
         RLIMIT_NICE of 20 or more: ulimit -e 20); yes: the same, and MPI_Init
         fails if one of these is missing.
 
+    - name        : MPIR_CVAR_CH4_CX_SERVER_PARK
+      category    : CH4_CX
+      type        : string
+      default     : "auto"
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Whether the selective reactivation server (waits ksc or auto),
+        after a poll that found nothing, sleeps until a core has nothing
+        else to run (a helper thread at SCHED_IDLE wakes it; at most 1 ms)
+        instead of yielding, so that threads with work run first when
+        threads outnumber cores. No privilege needed. auto (default): where
+        the waits are ksc or auto and the VCI locks futex or mutex (their
+        waiters sleep); yes: the same, and MPI_Init fails where they are
+        not or the helper thread cannot run at idle priority; no: the
+        server yields between polls. MPIR_CVAR_CH4_CX_SERVER_IDLE, where it
+        acts, takes precedence.
+
     - name        : MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL
       category    : CH4_CX
       type        : int
@@ -184,6 +203,18 @@ int MPIDI_CX_cvar_invalid_int(const char *cvar, int value, const char *valid)
 /* MPIR_CVAR_CH4_CX_SERVER_IDLE, once the model, wait and lock are known.
  * An idle server needs waiters and lock waiters that sleep: spinning ones
  * would keep it off the CPU while they wait for its polls. */
+/* Whether a core can go idle while the reactivation server waits between
+ * polls: its waiters sleep (ksc, auto) and so do VCI lock waiters (futex,
+ * mutex), rather than spin. */
+static bool server_waits_beside_sleepers(void)
+{
+    int w = MPIDI_CX_global.wait_kind, l = MPIDI_CX_global.lock_kind;
+    return (w == MPIDI_CX_WAIT_KSC || w == MPIDI_CX_WAIT_AUTO) &&
+        (l == MPIDU_CX_LOCK_FUTEX || l == MPIDU_CX_LOCK_MUTEX);
+}
+
+#define CX_SLEEPERS_NEEDED "MPIR_CVAR_CH4_CX_WAIT ksc or auto and MPIR_CVAR_CH4_VCI_LOCK futex or mutex"
+
 static int server_idle_init(void)
 {
     const char *v = MPIR_CVAR_CH4_CX_SERVER_IDLE ? MPIR_CVAR_CH4_CX_SERVER_IDLE : "no";
@@ -193,14 +224,11 @@ static int server_idle_init(void)
         return MPI_SUCCESS;
     if (!required && strcasecmp(v, "auto"))
         return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_IDLE", v, "auto, yes, no");
-    int w = MPIDI_CX_global.wait_kind, l = MPIDI_CX_global.lock_kind;
-    if ((w != MPIDI_CX_WAIT_KSC && w != MPIDI_CX_WAIT_AUTO) ||
-        (l != MPIDU_CX_LOCK_FUTEX && l != MPIDU_CX_LOCK_MUTEX)) {
+    if (!server_waits_beside_sleepers()) {
         if (!required)
             return MPI_SUCCESS;
         return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_IDLE", v,
-                                     "auto, no (yes needs MPIR_CVAR_CH4_CX_WAIT ksc or auto "
-                                     "and MPIR_CVAR_CH4_VCI_LOCK futex or mutex)");
+                                     "auto, no (yes needs " CX_SLEEPERS_NEEDED ")");
     }
     if (!cx_server_sched_probe(&MPIDI_CX_global.server_idle_nice)) {
         if (!required)
@@ -211,6 +239,31 @@ static int server_idle_init(void)
                                      "as after ulimit -e 20)");
     }
     MPIDI_CX_global.server_idle = true;
+    return MPI_SUCCESS;
+}
+
+static int server_park_init(void)
+{
+    const char *v = MPIR_CVAR_CH4_CX_SERVER_PARK ? MPIR_CVAR_CH4_CX_SERVER_PARK : "auto";
+    bool required = !strcasecmp(v, "yes");
+    MPIDI_CX_global.server_park = false;
+    if (!strcasecmp(v, "no"))
+        return MPI_SUCCESS;
+    if (!required && strcasecmp(v, "auto"))
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_PARK", v, "auto, yes, no");
+    if (!server_waits_beside_sleepers()) {
+        if (!required)
+            return MPI_SUCCESS;
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_PARK", v,
+                                     "auto, no (yes needs " CX_SLEEPERS_NEEDED ")");
+    }
+    /* auto starts the sentinel at the first park (most processes never
+     * crowd); yes here, to report a failure */
+    if (required && !MPIDI_CX_server_park_start())
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_PARK", v,
+                                     "auto, no (yes needs a thread that runs at SCHED_IDLE "
+                                     "or nice 19, on Linux)");
+    MPIDI_CX_global.server_park = true;
     return MPI_SUCCESS;
 }
 
@@ -305,6 +358,9 @@ int MPIDI_CX_init(bool * consumed)
                                          MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL, "0 to 100");
     MPIDI_CX_global.force_trylock_fail = MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL;
     mpi_errno = server_idle_init();
+    if (mpi_errno)
+        return mpi_errno;
+    mpi_errno = server_park_init();
     if (mpi_errno)
         return mpi_errno;
 

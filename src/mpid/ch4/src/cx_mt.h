@@ -104,6 +104,7 @@ typedef struct {
     int wait_kind;              /* MPIDI_CX_WAIT_* */
     int lock_kind;              /* MPIDU_CX_LOCK_* */
     bool server_idle;           /* the polling server moves to SCHED_IDLE */
+    bool server_park;           /* ... or parks until a core goes idle */
     int server_idle_nice;       /* ... from this nice value up (the probe's) */
     int force_trylock_fail;     /* percent of issue try-locks failed on purpose (tests) */
     unsigned max_combine;
@@ -112,6 +113,10 @@ typedef struct {
     cx_lockq_t *queues[MPIDI_CH4_MAX_VCIS];
     MPIDI_CX_descr_t *issued[MPIDI_CH4_MAX_VCIS];       /* under the VCI lock */
     int rma_error[MPIDI_CH4_MAX_VCIS];  /* first error of a queued one-sided operation */
+    /* selective reactivation: waiters asleep, and each VCI's progress_count
+     * when their completions were last signaled (cx_mt_reactivation.c) */
+    atomic_int sleepers;
+    int signaled_count[MPIDI_CH4_MAX_VCIS];
 } MPIDI_CX_global_t;
 
 extern MPIDI_CX_global_t MPIDI_CX_global;
@@ -129,6 +134,8 @@ void MPIDI_CX_finalize(void);
 int MPIDI_CX_wait_reactivated(MPID_Progress_state * state);
 void MPIDI_CX_reactivation_register_pvars(void);
 void MPIDI_CX_reactivation_finalize(void);
+bool MPIDI_CX_server_park_start(void);
+void MPIDI_CX_signal_sleepers(void);
 bool MPIDI_CX_force_trylock_failure(void);
 int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * d, MPIR_Request ** req, bool locked);
 void MPIDI_CX_drain_all(int vci);
@@ -227,7 +234,14 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_exit(int vci)
 {
     if (MPIDI_CX_global.issued[vci])
         MPIDI_CX_resolve_issued(vci);
+    /* requests completed (progress_count moved) while waiters sleep: this
+     * poller signals them, not only the reactivation server */
+    bool signal = unlikely(atomic_load_explicit(&MPIDI_CX_global.sleepers, memory_order_relaxed))
+        && MPL_atomic_relaxed_load_int(&MPIDI_VCI(vci).progress_count) !=
+        MPIDI_CX_global.signaled_count[vci];
     MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+    if (signal)
+        MPIDI_CX_signal_sleepers();
 }
 
 /* MPI_Wait and MPI_Waitall: the requests a blocked thread waits for, so

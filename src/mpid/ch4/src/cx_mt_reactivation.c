@@ -11,7 +11,9 @@
  * thread first polls as MPICH does; only a poll that made no progress makes
  * it a server or a waiter.  One thread at a time, the server, polls progress
  * on every VCI; after each poll it signals the synchronization counter of
- * every waiter once per request of it that completed (whoever completed it).  A waiter spins (USC) or sleeps (KSC) outside
+ * every waiter once per request of it that completed (whoever completed it),
+ * and so does any other thread whose poll completed requests while waiters
+ * sleep (MPIDI_CX_progress_exit).  A waiter spins (USC) or sleeps (KSC) outside
  * every lock and wakes only when its whole set completed, or when the server
  * leaves and hands the role to the oldest waiter (USC); a KSC waiter instead
  * wakes by itself every CX_SCOUNT_KSC_HANDOVER_NS and takes the role if it is
@@ -24,15 +26,19 @@
  * the waiter list and the server flag: they have a mutex of their own, held
  * only for list updates, never while polling.
  *
- * Where the waiters sleep and the VCI locks do too, the server waits between
- * polls at SCHED_IDLE (MPIR_CVAR_CH4_CX_SERVER_IDLE; cx_reactivation.h tells
- * why), so that with more threads than cores a thread with work never waits
- * behind it; a watchdog thread moves it back if it stays idle longer than
+ * Where the waiters sleep and the VCI locks do too, a server whose poll
+ * found nothing parks until a core has nothing else to run (an idle-priority
+ * sentinel rings it; MPIR_CVAR_CH4_CX_SERVER_PARK, cx_park.h), so that with
+ * more threads than cores a thread with work does not wait behind it.  Or,
+ * where a thread may return from SCHED_IDLE, it waits between polls at
+ * SCHED_IDLE itself (MPIR_CVAR_CH4_CX_SERVER_IDLE; cx_reactivation.h), and a
+ * watchdog thread moves it back if it stays idle longer than
  * CX_SERVER_IDLE_MAX_NS, so threads computing outside MPI cannot starve it.
  */
 #include "mpidimpl.h"
 #include "cx_mt.h"
 #include "cx_reactivation.h"
+#include "cx_park.h"
 #include <sched.h>
 #include <unistd.h>
 
@@ -56,6 +62,13 @@ static atomic_ulong idle_tenures;       /* server tenures polled at SCHED_IDLE *
 static cx_idle_watchdog_t watchdog = CX_IDLE_WATCHDOG_INITIALIZER(CX_SERVER_IDLE_MAX_NS);
 static _Thread_local int thread_tid;
 
+/* MPIR_CVAR_CH4_CX_SERVER_PARK: the longest park (a vacant server role
+ * waits as long for a KSC waiter's time-out), and how long the server
+ * yields instead after a park that timed out (no core went idle). */
+#define CX_SERVER_PARK_MAX_NS 1000000L
+#define CX_SERVER_PARK_BACKOFF_NS 10000000L
+static cx_park_t park = CX_PARK_INITIALIZER(CX_SERVER_PARK_MAX_NS, CX_SERVER_PARK_BACKOFF_NS);
+
 static waiter_t *this_thread_waiter(void)
 {
     waiter_t *w = &thread_waiter;
@@ -78,7 +91,8 @@ static int pending(waiter_t * w)
     return w->n - w->first;
 }
 
-/* Server, under react_mutex: one counted signal per completed request. */
+/* Under react_mutex: one counted signal per completed request (the
+ * server after each poll, and any thread whose poll completed requests). */
 static void signal_completions(void)
 {
     cx_scount_t *c = react.head;
@@ -89,6 +103,31 @@ static void signal_completions(void)
             cx_reactivation_signal(&react, c);
         c = next;
     }
+}
+
+/* Under react_mutex, after the waiter list changed: whether polls must
+ * look for completions to signal (MPIDI_CX_progress_exit). */
+static void note_sleepers(void)
+{
+    atomic_store_explicit(&MPIDI_CX_global.sleepers, react.head != NULL, memory_order_relaxed);
+}
+
+/* A thread whose poll completed requests while waiters sleep wakes those
+ * whose requests are all done: not only the server, which may be parked,
+ * or get a core rarely beside threads that poll in MPI_Test loops. */
+void MPIDI_CX_signal_sleepers(void)
+{
+    /* the holder is the server, which signals after its poll, or a thread
+     * changing the list; our completions stay unsignaled (signaled_count)
+     * until the next poll of anyone */
+    if (pthread_mutex_trylock(&react_mutex) != 0)
+        return;
+    for (int i = 0; i < MPIDI_global.n_vcis; i++)
+        MPIDI_CX_global.signaled_count[i] =
+            MPL_atomic_relaxed_load_int(&MPIDI_VCI(i).progress_count);
+    signal_completions();
+    note_sleepers();
+    pthread_mutex_unlock(&react_mutex);
 }
 
 static void react_lock(void *m)
@@ -117,7 +156,10 @@ static int poll_all_vcis(bool * made_progress)
  * SCHED_IDLE, and so runs again only once no other thread wants the core
  * (or the watchdog moved it back); it polls at its own priority, so it never
  * holds a VCI lock at idle priority (a thread blocked on that lock would
- * wait for every other thread first).  True when it went to SCHED_IDLE. */
+ * wait for every other thread first).  Otherwise, with
+ * MPIR_CVAR_CH4_CX_SERVER_PARK, it parks until a core has nothing else to
+ * run (cx_park.h), and yields while parks time out.  True when it went to
+ * SCHED_IDLE. */
 static bool yield_as_server(cx_server_sched_t * sched, bool * checked)
 {
     if (MPIDI_CX_global.server_idle && !*checked) {
@@ -130,6 +172,13 @@ static bool yield_as_server(cx_server_sched_t * sched, bool * checked)
         *checked = true;
     }
     if (!MPIDI_CX_global.server_idle || !sched->eligible) {
+        if (MPIDI_CX_global.server_park && cx_park_due(&park)) {
+            if (cx_park_start(&park)) {
+                cx_park(&park);
+                return false;
+            }
+            MPIDI_CX_global.server_park = false;        /* no sentinel: yield always */
+        }
         MPL_thread_yield();
         return false;
     }
@@ -146,9 +195,16 @@ static bool yield_as_server(cx_server_sched_t * sched, bool * checked)
     return idle;
 }
 
+/* MPIR_CVAR_CH4_CX_SERVER_PARK=yes: the sentinel now, or an error. */
+bool MPIDI_CX_server_park_start(void)
+{
+    return cx_park_start(&park);
+}
+
 void MPIDI_CX_reactivation_finalize(void)
 {
     cx_idle_watchdog_stop(&watchdog);
+    cx_park_stop(&park);
 }
 
 /* MPIR_CVAR_CH4_CX_WAIT=auto: the threads now past their first poll in a
@@ -230,11 +286,13 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
                 idled |= yield_as_server(&sched, &sched_checked);
             pthread_mutex_lock(&react_mutex);
             signal_completions();
+            note_sleepers();
             if (mpi_errno)
                 break;
         } else {
             cx_scount_arm(&w->c, pending(w));
             cx_reactivation_add_waiter(&react, &w->c);
+            note_sleepers();
             /* KSC waiters wake by themselves after a while: a leaving
              * server does not hand its role over (resign_lazy below) */
             if (!cx_scount_wait_timed(&w->c, react_unlock, react_lock, &react_mutex,
@@ -244,6 +302,7 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
              * a time-out or a stale flag from an earlier round: leave the
              * list either way */
             cx_reactivation_remove_waiter(&react, &w->c);
+            note_sleepers();
         }
     }
     if (server && w->kind == CX_SCOUNT_KSC)
@@ -254,6 +313,7 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
         /* a forced wake we did not use; under ksc, a role the server left
          * vacant is taken up now rather than at the next time-out */
         cx_reactivation_wake_next(&react);
+    note_sleepers();
     pthread_mutex_unlock(&react_mutex);
     if (idled)
         atomic_fetch_add_explicit(&idle_tenures, 1, memory_order_relaxed);
@@ -286,6 +346,15 @@ static void get_idle_kicks(void *addr, void *obj, int count, void *buf)
     *(unsigned long long *) buf = atomic_load_explicit(&watchdog.kicks, memory_order_relaxed);
 }
 
+#define PARK_PVAR_GETTER(name_, field_) \
+    static void name_(void *addr, void *obj, int count, void *buf) \
+    { \
+        *(unsigned long long *) buf = atomic_load_explicit(&park.field_, memory_order_relaxed); \
+    }
+PARK_PVAR_GETTER(get_parks, parks)
+PARK_PVAR_GETTER(get_park_rings, rings)
+PARK_PVAR_GETTER(get_park_timeouts, timeouts)
+
 void MPIDI_CX_reactivation_register_pvars(void)
 {
     static const struct {
@@ -305,6 +374,12 @@ void MPIDI_CX_reactivation_register_pvars(void)
          "selective reactivation: server tenures polled at SCHED_IDLE (MPIR_CVAR_CH4_CX_SERVER_IDLE)"},
         {"cx_server_idle_kicks", get_idle_kicks,
          "selective reactivation: servers the watchdog moved back from SCHED_IDLE after 1 ms"},
+        {"cx_server_parks", get_parks,
+         "selective reactivation: times the server parked after a poll that found nothing (MPIR_CVAR_CH4_CX_SERVER_PARK)"},
+        {"cx_server_park_rings", get_park_rings,
+         "selective reactivation: parks ended by the idle-priority sentinel, i.e. when a core had nothing else to run"},
+        {"cx_server_park_timeouts", get_park_timeouts,
+         "selective reactivation: parks that lasted 1 ms without a core going idle (the server then yields for 10 ms)"},
     };
     for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
         MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
