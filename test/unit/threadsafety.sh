@@ -55,6 +55,7 @@ tests=(
     "park_ring test_park ring"
     "park_busy test_park busy"
     "park_backoff test_park backoff"
+    "park_affinity test_park affinity"
     "park_restart test_park restart"
     "poll_skip_rules test_poll_skip rules"
     "poll_skip_delay test_poll_skip delay"

@@ -23,9 +23,10 @@
  * it did before.
  *
  * One thread parks at a time (the reactivation server); the sentinel starts
- * at the first cx_park_start and sleeps on a futex between parks.  Linux
- * only (futexes, SCHED_IDLE); elsewhere cx_park_start fails and callers
- * yield.
+ * at the first cx_park_start and sleeps on a futex between parks.  It runs
+ * on the CPUs of the thread that parks (taken over whenever another thread
+ * parks), so that a ring means a core that thread may use.  Linux only
+ * (futexes, SCHED_IDLE); elsewhere cx_park_start fails and callers yield.
  */
 #ifndef CX_PARK_H_INCLUDED
 #define CX_PARK_H_INCLUDED
@@ -46,6 +47,9 @@ typedef struct {
     long timeout_ns, backoff_ns;
     pthread_t thread;
     bool joinable;              /* thread was created (under m) */
+    atomic_int sentinel_tid;    /* its Linux thread id, once running */
+    pthread_t last_parker;      /* whose CPUs the sentinel runs on (the parker's) */
+    bool has_parker;
     pthread_mutex_t m;          /* start and stop */
 } cx_park_t;
 
@@ -95,6 +99,7 @@ static inline bool cx_park__lower_self(void)
 static inline void *cx_park__sentinel(void *arg)
 {
     cx_park_t *p = arg;
+    atomic_store(&p->sentinel_tid, (int) syscall(SYS_gettid));
     int ok = cx_park__lower_self() ? CX_PARK_ON : CX_PARK_FAILED;
     atomic_store(&p->state, ok);
     cx_park__futex_wake(&p->state);
@@ -124,6 +129,7 @@ static inline bool cx_park_start(cx_park_t *p)
     if (atomic_load(&p->state) == CX_PARK_OFF) {
         atomic_store(&p->stop, false);
         atomic_store(&p->state, CX_PARK_STARTING);
+        p->has_parker = false;
         /* no application signal is ever delivered to the sentinel */
         sigset_t all, old;
         sigfillset(&all);
@@ -152,6 +158,15 @@ static inline bool cx_park_due(cx_park_t *p)
 static inline bool cx_park(cx_park_t *p)
 {
     atomic_fetch_add_explicit(&p->parks, 1, memory_order_relaxed);
+    pthread_t self = pthread_self();
+    if (!p->has_parker || !pthread_equal(self, p->last_parker)) {
+        /* a new parker: the sentinel moves to its CPUs (best effort) */
+        cpu_set_t cpus;
+        if (pthread_getaffinity_np(self, sizeof(cpus), &cpus) == 0)
+            sched_setaffinity(atomic_load(&p->sentinel_tid), sizeof(cpus), &cpus);
+        p->last_parker = self;
+        p->has_parker = true;
+    }
     long long deadline = cx_park_now_ns() + p->timeout_ns;
     atomic_store(&p->parked, 1);
     atomic_fetch_add(&p->requests, 1);

@@ -7,6 +7,8 @@
  *     test_park busy     on one core beside a spinning thread the sentinel
  *                        seldom runs: parks time out
  *     test_park backoff  no park is due for a while after a time-out
+ *     test_park affinity the sentinel runs on the CPUs of the thread that
+ *                        parked last
  *     test_park restart  start/stop/start, stop without start, parks after
  *                        a restart
  */
@@ -166,6 +168,53 @@ static void backoff_test(void)
     printf("park backoff: no park due for %.0f ms after a time-out: ok\n", 1e3 * backoff);
 }
 
+/* The sentinel's CPUs: those of the thread that parked last. */
+static cx_park_t aff = CX_PARK_INITIALIZER(20000000L, 1000000L);
+
+static void sentinel_cpus(cpu_set_t * s)
+{
+    CHECK(sched_getaffinity(atomic_load(&aff.sentinel_tid), sizeof(*s), s) == 0,
+          "sentinel's affinity");
+}
+
+static void *pinned_parker(void *arg)
+{
+    cpu_set_t *one = arg, now;
+    CHECK(sched_setaffinity(0, sizeof(*one), one) == 0, "pin the parker");
+    CHECK(cx_park(&aff), "the pinned parker's park was not rung");
+    sentinel_cpus(&now);
+    CHECK(CPU_EQUAL(&now, one), "the sentinel runs on %d CPUs, not on the parker's one",
+          CPU_COUNT(&now));
+    return NULL;
+}
+
+static void affinity_test(void)
+{
+    cpu_set_t all, one, now;
+    CHECK(sched_getaffinity(0, sizeof(all), &all) == 0, "getaffinity");
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, &all))
+        cpu++;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    CHECK(cx_park_start(&aff), "sentinel did not start");
+    for (int round = 0; round < 2; round++) {
+        CHECK(cx_park(&aff), "park rung");
+        sentinel_cpus(&now);
+        CHECK(CPU_EQUAL(&now, &all), "round %d: the sentinel runs on %d CPUs, the parker on %d",
+              round, CPU_COUNT(&now), CPU_COUNT(&all));
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, pinned_parker, &one) == 0, "parker thread");
+        pthread_join(t, NULL);
+    }
+    CHECK(cx_park(&aff), "park rung");
+    sentinel_cpus(&now);
+    CHECK(CPU_EQUAL(&now, &all), "the sentinel stayed on the pinned parker's CPU");
+    cx_park_stop(&aff);
+    printf("park affinity: the sentinel followed parkers on %d CPUs and on CPU %d: ok\n",
+           CPU_COUNT(&all), cpu);
+}
+
 static void restart_test(void)
 {
     static cx_park_t p = CX_PARK_INITIALIZER(20000000L, 1000000L);
@@ -189,7 +238,7 @@ static void restart_test(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s ring|busy|backoff|restart\n", argv[0]);
+        fprintf(stderr, "usage: %s ring|busy|backoff|affinity|restart\n", argv[0]);
         return 2;
     }
     if (!strcmp(argv[1], "ring"))
@@ -198,6 +247,8 @@ int main(int argc, char **argv)
         busy_test();
     else if (!strcmp(argv[1], "backoff"))
         backoff_test();
+    else if (!strcmp(argv[1], "affinity"))
+        affinity_test();
     else if (!strcmp(argv[1], "restart"))
         restart_test();
     else {

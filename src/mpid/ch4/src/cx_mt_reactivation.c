@@ -160,7 +160,7 @@ static int poll_all_vcis(bool * made_progress)
  * MPIR_CVAR_CH4_CX_SERVER_PARK, it parks until a core has nothing else to
  * run (cx_park.h), and yields while parks time out.  True when it went to
  * SCHED_IDLE. */
-static bool yield_as_server(cx_server_sched_t * sched, bool * checked)
+static bool pause_as_server(cx_server_sched_t * sched, bool * checked)
 {
     if (MPIDI_CX_global.server_idle && !*checked) {
         /* the policy is read once per wait; the watchdog started once */
@@ -283,7 +283,7 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
             pthread_mutex_unlock(&react_mutex);
             mpi_errno = poll_all_vcis(&progressed);
             if (!progressed)
-                idled |= yield_as_server(&sched, &sched_checked);
+                idled |= pause_as_server(&sched, &sched_checked);
             pthread_mutex_lock(&react_mutex);
             signal_completions();
             note_sleepers();
