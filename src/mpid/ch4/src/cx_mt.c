@@ -200,12 +200,10 @@ int MPIDI_CX_cvar_invalid_int(const char *cvar, int value, const char *valid)
     return MPIDI_CX_cvar_invalid(cvar, buf, valid);
 }
 
-/* MPIR_CVAR_CH4_CX_SERVER_IDLE, once the model, wait and lock are known.
- * An idle server needs waiters and lock waiters that sleep: spinning ones
- * would keep it off the CPU while they wait for its polls. */
 /* Whether a core can go idle while the reactivation server waits between
  * polls: its waiters sleep (ksc, auto) and so do VCI lock waiters (futex,
- * mutex), rather than spin. */
+ * mutex), rather than spin (spinning ones would keep an idle or parked
+ * server off the CPU while they wait for its polls). */
 static bool server_waits_beside_sleepers(void)
 {
     int w = MPIDI_CX_global.wait_kind, l = MPIDI_CX_global.lock_kind;
@@ -215,6 +213,7 @@ static bool server_waits_beside_sleepers(void)
 
 #define CX_SLEEPERS_NEEDED "MPIR_CVAR_CH4_CX_WAIT ksc or auto and MPIR_CVAR_CH4_VCI_LOCK futex or mutex"
 
+/* MPIR_CVAR_CH4_CX_SERVER_IDLE, once the model, wait and lock are known. */
 static int server_idle_init(void)
 {
     const char *v = MPIR_CVAR_CH4_CX_SERVER_IDLE ? MPIR_CVAR_CH4_CX_SERVER_IDLE : "no";
@@ -242,6 +241,7 @@ static int server_idle_init(void)
     return MPI_SUCCESS;
 }
 
+/* MPIR_CVAR_CH4_CX_SERVER_PARK, likewise. */
 static int server_park_init(void)
 {
     const char *v = MPIR_CVAR_CH4_CX_SERVER_PARK ? MPIR_CVAR_CH4_CX_SERVER_PARK : "auto";
