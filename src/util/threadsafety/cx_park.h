@@ -6,9 +6,10 @@
  * its fair share of a core, and threads with work (woken waiters, issuers)
  * wait behind it.  A parked thread instead sleeps until a *sentinel*
  * thread, which runs at SCHED_IDLE, gets a core: the kernel runs a
- * SCHED_IDLE thread only when no other thread wants that core (it weighs 3
- * against a normal thread's 1024), so the ring means "there is a core with
- * nothing else to do", and the parked thread polls again there.  Any
+ * SCHED_IDLE thread mostly when no other thread wants that core (it weighs
+ * 3 against a normal thread's 1024; beside a busy thread it still gets a
+ * short turn now and then), so the ring means "there is, most likely, a
+ * core with nothing else to do", and the parked thread polls again there.  Any
  * thread may move itself to SCHED_IDLE without privilege (only moving back
  * needs it), so, unlike moving the poller itself to SCHED_IDLE
  * (cx_server_sched_*), this works for every user and never changes an
