@@ -65,7 +65,6 @@ static inline long long cx_park_now_ns(void)
 }
 
 #ifdef __linux__
-#include <errno.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/resource.h>

@@ -118,6 +118,62 @@ static inline void t_join(t_thread_t * t)
     pthread_join(t->tid, NULL);
 }
 
+/* A thread that computes (spins) until t_hog_stop: keeps a core busy. */
+typedef struct {
+    pthread_t tid;
+    atomic_bool stop;
+} t_hog_t;
+
+static void *t_hog_main(void *arg)
+{
+    t_hog_t *h = arg;
+    volatile unsigned long n = 0;
+    while (!atomic_load(&h->stop))
+        n++;
+    return NULL;
+}
+
+static inline void t_hog_start(t_hog_t * h)
+{
+    atomic_store(&h->stop, false);
+    CHECK(pthread_create(&h->tid, NULL, t_hog_main, h) == 0, "hog thread");
+}
+
+static inline void t_hog_stop(t_hog_t * h)
+{
+    atomic_store(&h->stop, true);
+    pthread_join(h->tid, NULL);
+}
+
+#ifdef CPU_ZERO /* _GNU_SOURCE */
+/* The first CPU the caller may run on; *mask gets its whole mask. */
+static inline int t_first_cpu(cpu_set_t * mask)
+{
+    CHECK(sched_getaffinity(0, sizeof(*mask), mask) == 0, "getaffinity");
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, mask))
+        cpu++;
+    return cpu;
+}
+
+/* Pins the caller, and the threads it creates from now on, to its first
+ * CPU; *old gets the mask that t_unpin restores. */
+static inline int t_pin_first_cpu(cpu_set_t * old)
+{
+    cpu_set_t one;
+    int cpu = t_first_cpu(old);
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    CHECK(sched_setaffinity(0, sizeof(one), &one) == 0, "setaffinity");
+    return cpu;
+}
+
+static inline void t_unpin(const cpu_set_t * old)
+{
+    CHECK(sched_setaffinity(0, sizeof(*old), old) == 0, "setaffinity back");
+}
+#endif
+
 /* ---- generic lock tests ---- */
 
 typedef struct {

@@ -530,17 +530,7 @@ static int idle_denied_child(void)
 /* The watchdog: on one core with a thread that computes, a thread at
  * SCHED_IDLE would wait about a second; the watchdog moves it back within a
  * few periods. */
-static atomic_bool hog_stop;
 static cx_idle_watchdog_t wd = CX_IDLE_WATCHDOG_INITIALIZER(1000000);
-
-static void *hog_fn(void *arg)
-{
-    (void) arg;
-    volatile unsigned long n = 0;
-    while (!atomic_load(&hog_stop))
-        n++;
-    return NULL;
-}
 
 static void *kicked_fn(void *arg)
 {
@@ -561,24 +551,17 @@ static void *kicked_fn(void *arg)
 
 static void watchdog_test(void)
 {
-    cpu_set_t one, old;
-    CHECK(sched_getaffinity(0, sizeof(old), &old) == 0, "getaffinity");
-    int cpu = 0;
-    while (!CPU_ISSET(cpu, &old))
-        cpu++;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    CHECK(sched_setaffinity(0, sizeof(one), &one) == 0, "setaffinity");      /* threads inherit it */
+    cpu_set_t old;
+    t_pin_first_cpu(&old);      /* the threads below inherit it */
     CHECK(cx_idle_watchdog_start(&wd), "watchdog thread");
     double took[3];
     for (int i = 0; i < 3; i++) {
-        pthread_t h, k;
-        atomic_store(&hog_stop, false);
-        CHECK(pthread_create(&h, NULL, hog_fn, NULL) == 0, "hog");
+        pthread_t k;
+        t_hog_t hog;
+        t_hog_start(&hog);
         CHECK(pthread_create(&k, NULL, kicked_fn, &took[i]) == 0, "idle thread");
         pthread_join(k, NULL);
-        atomic_store(&hog_stop, true);
-        pthread_join(h, NULL);
+        t_hog_stop(&hog);
         CHECK(took[i] < 0.2, "a thread at SCHED_IDLE beside a hog waited %.3f s for the watchdog",
               took[i]);
         usleep(30000);          /* the watchdog goes to sleep in between: it must wake */
@@ -586,7 +569,7 @@ static void watchdog_test(void)
     unsigned long kicks = atomic_load(&wd.kicks);
     CHECK(kicks >= 3, "%lu kicks for 3 idle threads", kicks);
     cx_idle_watchdog_stop(&wd);
-    CHECK(sched_setaffinity(0, sizeof(old), &old) == 0, "setaffinity back");
+    t_unpin(&old);
     printf("reactivation idle watchdog: an idle thread beside a hog on one core moved back after "
            "%.1f, %.1f, %.1f ms: ok\n", 1e3 * took[0], 1e3 * took[1], 1e3 * took[2]);
 }

@@ -211,24 +211,37 @@ static bool server_waits_beside_sleepers(void)
         (l == MPIDU_CX_LOCK_FUTEX || l == MPIDU_CX_LOCK_MUTEX);
 }
 
-#define CX_SLEEPERS_NEEDED "MPIR_CVAR_CH4_CX_WAIT ksc or auto and MPIR_CVAR_CH4_VCI_LOCK futex or mutex"
+/* The auto|yes|no of a server setting (MPIR_CVAR_CH4_CX_SERVER_IDLE and
+ * _PARK), once the model, wait and lock are known: *on when it may act
+ * (auto or yes, beside sleeping waiters); an error for a bad value, and for
+ * yes beside spinning ones.  *required: yes, so that the caller's own
+ * condition fails MPI_Init too. */
+static int server_setting(const char *cvar, const char *v, bool * required, bool * on)
+{
+    *required = !strcasecmp(v, "yes");
+    *on = false;
+    if (!strcasecmp(v, "no"))
+        return MPI_SUCCESS;
+    if (!*required && strcasecmp(v, "auto"))
+        return MPIDI_CX_cvar_invalid(cvar, v, "auto, yes, no");
+    if (!server_waits_beside_sleepers()) {
+        if (!*required)
+            return MPI_SUCCESS;
+        return MPIDI_CX_cvar_invalid(cvar, v, "auto, no (yes needs MPIR_CVAR_CH4_CX_WAIT ksc "
+                                     "or auto and MPIR_CVAR_CH4_VCI_LOCK futex or mutex)");
+    }
+    *on = true;
+    return MPI_SUCCESS;
+}
 
-/* MPIR_CVAR_CH4_CX_SERVER_IDLE, once the model, wait and lock are known. */
 static int server_idle_init(void)
 {
     const char *v = MPIR_CVAR_CH4_CX_SERVER_IDLE ? MPIR_CVAR_CH4_CX_SERVER_IDLE : "no";
-    bool required = !strcasecmp(v, "yes");
+    bool required, on;
     MPIDI_CX_global.server_idle = false;
-    if (!strcasecmp(v, "no"))
-        return MPI_SUCCESS;
-    if (!required && strcasecmp(v, "auto"))
-        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_IDLE", v, "auto, yes, no");
-    if (!server_waits_beside_sleepers()) {
-        if (!required)
-            return MPI_SUCCESS;
-        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_IDLE", v,
-                                     "auto, no (yes needs " CX_SLEEPERS_NEEDED ")");
-    }
+    int mpi_errno = server_setting("MPIR_CVAR_CH4_CX_SERVER_IDLE", v, &required, &on);
+    if (mpi_errno || !on)
+        return mpi_errno;
     if (!cx_server_sched_probe(&MPIDI_CX_global.server_idle_nice)) {
         if (!required)
             return MPI_SUCCESS;
@@ -241,22 +254,14 @@ static int server_idle_init(void)
     return MPI_SUCCESS;
 }
 
-/* MPIR_CVAR_CH4_CX_SERVER_PARK, likewise. */
 static int server_park_init(void)
 {
     const char *v = MPIR_CVAR_CH4_CX_SERVER_PARK ? MPIR_CVAR_CH4_CX_SERVER_PARK : "auto";
-    bool required = !strcasecmp(v, "yes");
+    bool required, on;
     MPIDI_CX_global.server_park = false;
-    if (!strcasecmp(v, "no"))
-        return MPI_SUCCESS;
-    if (!required && strcasecmp(v, "auto"))
-        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_PARK", v, "auto, yes, no");
-    if (!server_waits_beside_sleepers()) {
-        if (!required)
-            return MPI_SUCCESS;
-        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_SERVER_PARK", v,
-                                     "auto, no (yes needs " CX_SLEEPERS_NEEDED ")");
-    }
+    int mpi_errno = server_setting("MPIR_CVAR_CH4_CX_SERVER_PARK", v, &required, &on);
+    if (mpi_errno || !on)
+        return mpi_errno;
     /* auto starts the sentinel at the first park (most processes never
      * crowd); yes here, to report a failure */
     if (required && !MPIDI_CX_server_park_start())

@@ -284,6 +284,9 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
             mpi_errno = poll_all_vcis(&progressed);
             if (!progressed)
                 idled |= pause_as_server(&sched, &sched_checked);
+            /* its poll signaled what it completed (MPIDI_CX_progress_exit)
+             * unless the list was busy; this also catches completions of
+             * other paths (an issuer draining LockQ's queue) */
             pthread_mutex_lock(&react_mutex);
             signal_completions();
             note_sleepers();
