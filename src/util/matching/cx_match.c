@@ -261,7 +261,9 @@ static void entry_reclaim(cx_matcher_t * m, int kind, cx_match_entry_t * e)
 int cx_match_init(cx_matcher_t * m, size_t list_max)
 {
     memset(m, 0, sizeof(*m));
-    m->list_max = list_max;
+    if (list_max > UINT32_MAX)
+        list_max = UINT32_MAX;  /* longer lists than any hash table would be */
+    m->list_max = (uint32_t) list_max;
     m->calm_need = CX_MATCH_CALM_ADDS * list_max;
     m->hashed = (list_max == 0);
     for (int k = 0; k < CX_MATCH_NKINDS; k++) {

@@ -550,6 +550,14 @@ static void calm_down(cx_matcher_t * m, size_t list_max, const char *when)
 static void test_short(void)
 {
     const int pat[4][2] = { {5, 7}, {ANY, 7}, {5, ANY}, {ANY, ANY} };
+    /* the exact search packs a pattern's source and tag as a stored key's
+     * read as one value */
+    const int st[5][2] = { {0, 0}, {5, 7}, {7, 5}, {ANY, 7}, {0x7fffffff, ANY} };
+    for (int i = 0; i < 5; i++) {
+        cx_match_key_t k = {.ctx = 3,.src = st[i][0],.tag = st[i][1] };
+        CHECK(cx_match_pack_src_tag(st[i][0], st[i][1]) == cx_match_src_tag(&k),
+              "pack_src_tag(%d, %d) differs from the stored key's value", st[i][0], st[i][1]);
+    }
     cx_matcher_t m;
     req_t r[4], u[4];
     cx_match_stats_t s;

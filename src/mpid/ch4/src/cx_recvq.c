@@ -66,12 +66,13 @@ int MPIDIG_cx_recvq_init(void)
                                          MPIR_CVAR_CH4_MATCHING_LIST_MAX,
                                          "0 (always hash) or a positive queue length");
     for (int vci = 0; vci < MPIDI_global.n_vcis; vci++) {
-        MPIDI_global.per_vci[vci].cx_matcher = NULL;
+        MPIDI_global.per_vci[vci].cx_hash = false;
         if (!hash)
             continue;
-        cx_matcher_t *m = MPL_malloc(sizeof(*m), MPL_MEM_OTHER);
-        MPIR_ERR_CHKANDJUMP(!m || cx_match_init(m, (size_t) MPIR_CVAR_CH4_MATCHING_LIST_MAX) != 0, mpi_errno, MPI_ERR_OTHER, "**nomem");
-        MPIDI_global.per_vci[vci].cx_matcher = m;
+        MPIR_ERR_CHKANDJUMP(cx_match_init(&MPIDI_global.per_vci[vci].cx_matcher,
+                                          (size_t) MPIR_CVAR_CH4_MATCHING_LIST_MAX) != 0,
+                            mpi_errno, MPI_ERR_OTHER, "**nomem");
+        MPIDI_global.per_vci[vci].cx_hash = true;
     }
     register_pvars();
   fn_exit:
@@ -109,12 +110,10 @@ const char *MPIDIG_cx_matching_describe(void)
 void MPIDIG_cx_recvq_finalize(void)
 {
     for (int vci = 0; vci < MPIDI_CH4_MAX_VCIS; vci++) {
-        cx_matcher_t *m = MPIDI_global.per_vci[vci].cx_matcher;
-        if (!m)
+        if (!MPIDI_global.per_vci[vci].cx_hash)
             continue;
-        cx_match_destroy(m);
-        MPL_free(m);
-        MPIDI_global.per_vci[vci].cx_matcher = NULL;
+        cx_match_destroy(&MPIDI_global.per_vci[vci].cx_matcher);
+        MPIDI_global.per_vci[vci].cx_hash = false;
     }
 }
 
@@ -124,7 +123,7 @@ static unsigned long long stat_sum(int which)
 {
     unsigned long long v = 0;
     for (int vci = 0; vci < MPIDI_CH4_MAX_VCIS; vci++) {
-        cx_matcher_t *m = MPIDI_global.per_vci[vci].cx_matcher;
+        cx_matcher_t *m = MPIDIG_CX_MATCHER(vci);
         if (!m)
             continue;
         cx_match_stats_t s;

@@ -9,7 +9,7 @@
  * Keys follow MPIDIG_match_request: a posted receive's and an unexpected
  * message's tag are compared without their error bits, the arriving
  * message's and the receive pattern's as they are.  The cell lives in the
- * request's MPIDIG extension; its owner pointer leads back to the request.
+ * request itself (MPIDIG_req_t), next to the fields MPICH's lists compare.
  */
 #ifndef CX_RECVQ_H_INCLUDED
 #define CX_RECVQ_H_INCLUDED
@@ -24,13 +24,15 @@ void MPIDIG_cx_recvq_finalize(void);
  * once instead of from MPIR_Process.tag_bits per call. */
 extern int MPIDIG_cx_tag_mask;
 
-#define MPIDIG_CX_MATCHER(vci_) (MPIDI_global.per_vci[vci_].cx_matcher)
-#define MPIDIG_CX_CELL(req_) (&MPIDIG_REQUEST(req_, req)->cx_cell)
+/* The VCI's matcher, or NULL with MPIR_CVAR_CH4_MATCHING=list */
+#define MPIDIG_CX_MATCHER(vci_) \
+    (MPIDI_global.per_vci[vci_].cx_hash ? &MPIDI_global.per_vci[vci_].cx_matcher : NULL)
+#define MPIDIG_CX_CELL(req_) (&MPIDIG_REQUEST(req_, cx_cell))
 
+/* The request a queued cell belongs to: the cell is part of it. */
 MPL_STATIC_INLINE_PREFIX MPIR_Request *MPIDIG_cx_owner(cx_match_cell_t * c)
 {
-    MPIDIG_req_ext_t *ext = (MPIDIG_req_ext_t *) ((char *) c - offsetof(MPIDIG_req_ext_t, cx_cell));
-    return ext->cx_owner;
+    return (MPIR_Request *) ((char *) c - offsetof(MPIR_Request, dev.ch4.am.cx_cell));
 }
 
 /* A stored tag (posted receive or unexpected message): MPI_ANY_TAG stays a
@@ -48,7 +50,6 @@ MPL_STATIC_INLINE_PREFIX int MPIDIG_cx_enqueue_posted(MPIR_Request * rreq, int v
         MPIDIG_enqueue_request(rreq, &MPIDI_global.per_vci[vci].posted_list, MPIDIG_PT2PT_POSTED);
         return MPI_SUCCESS;
     }
-    MPIDIG_REQUEST(rreq, req->cx_owner) = rreq;
     if (cx_match_post(m, MPIDIG_CX_CELL(rreq), MPIDIG_REQUEST(rreq, u.recv.context_id),
                       MPIDIG_REQUEST(rreq, u.recv.source),
                       MPIDIG_cx_stored_tag(MPIDIG_REQUEST(rreq, u.recv.tag))))
@@ -97,7 +98,6 @@ MPL_STATIC_INLINE_PREFIX int MPIDIG_cx_enqueue_unexp(MPIR_Request * req, int vci
         MPIDIG_enqueue_request(req, &MPIDI_global.per_vci[vci].unexp_list, MPIDIG_PT2PT_UNEXP);
         return MPI_SUCCESS;
     }
-    MPIDIG_REQUEST(req, req->cx_owner) = req;
     if (cx_match_unexp_add(m, MPIDIG_CX_CELL(req), MPIDIG_REQUEST(req, u.recv.context_id),
                            MPIDIG_REQUEST(req, u.recv.source),
                            MPIDIG_cx_stored_tag(MPIDIG_REQUEST(req, u.recv.tag))))
