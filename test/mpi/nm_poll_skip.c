@@ -20,6 +20,10 @@
  *   argument "noquiet":  skips, none of them quiet (run with
  *                        MPIR_CVAR_CH4_CX_NM_POLL_QUIET=0);
  *   argument "noskips":  both stay 0 (run with MPIR_CVAR_CH4_CX_NM_POLL_SKIP=0).
+ * and cx_nm_poll_pauses (a pause follows an empty shared-memory poll in a
+ * call that skipped the netmod): at most one per skip; positive with "skips"
+ * (the quiet phase waits with idle shared memory), 0 with "noskips" and with
+ *   argument "nopause":  as "skips", but run with MPIR_CVAR_CH4_CX_NM_POLL_PAUSE=0.
  */
 #include "mpitest.h"
 #include <unistd.h>
@@ -40,10 +44,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 4 || argc != 2 ||
-        (strcmp(argv[1], "skips") && strcmp(argv[1], "noquiet") && strcmp(argv[1], "noskips"))) {
+        (strcmp(argv[1], "skips") && strcmp(argv[1], "noquiet") && strcmp(argv[1], "noskips") &&
+         strcmp(argv[1], "nopause"))) {
         if (rank == 0)
             fprintf(stderr,
-                    "usage: MPIR_CVAR_NUM_CLIQUES=2 mpiexec -n 4 %s skips|noquiet|noskips\n",
+                    "usage: MPIR_CVAR_NUM_CLIQUES=2 mpiexec -n 4 %s skips|noquiet|noskips|nopause\n",
                     argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -110,11 +115,20 @@ int main(int argc, char **argv)
             MT_CHECK(skipped == 0, "%lld netmod polls skipped with skipping off", skipped);
         else
             MT_CHECK(skipped > quiet, "no netmod poll skipped while shared memory streamed");
-        if (!strcmp(argv[1], "skips"))
+        int quiet_on = !strcmp(argv[1], "skips") || !strcmp(argv[1], "nopause");
+        if (quiet_on)
             MT_CHECK(quiet > 0, "no netmod poll skipped while the netmod was quiet");
         else
             MT_CHECK(quiet == 0, "%lld quiet skips with quiet skipping off", quiet);
-        printf("netmod polls skipped on rank 0: %lld, %lld of them quiet\n", skipped, quiet);
+        long long pauses = mt_pvar_read("cx_nm_poll_pauses");
+        MT_CHECK(pauses >= 0, "no pvar cx_nm_poll_pauses");
+        MT_CHECK(pauses <= skipped, "%lld pauses after %lld skips", pauses, skipped);
+        if (!strcmp(argv[1], "skips"))
+            MT_CHECK(pauses > 0, "no pause after an empty poll of idle shared memory");
+        else if (strcmp(argv[1], "noquiet"))
+            MT_CHECK(pauses == 0, "%lld pauses with %s", pauses, argv[1]);
+        printf("netmod polls skipped on rank 0: %lld, %lld of them quiet; %lld pauses\n",
+               skipped, quiet, pauses);
     }
     return mt_finish();
 }

@@ -61,6 +61,7 @@ tests=(
     "poll_skip_delay test_poll_skip delay"
     "poll_skip_quiet test_poll_skip quiet"
     "poll_skip_concurrent test_poll_skip concurrent"
+    "poll_skip_pause test_poll_skip pause"
 )
 
 # build VARIANT MAKE-ARGS...: 0 when built; the log is kept

@@ -2,7 +2,7 @@
  * cx_poll_skip.h: when progress skips the netmod poll while shared memory
  * delivers (MPIR_CVAR_CH4_CX_NM_POLL_SKIP).
  *
- *     test_poll_skip rules|delay|quiet|concurrent
+ *     test_poll_skip rules|delay|quiet|concurrent|pause
  *
  * rules       the decision, call by call: never skipped with max 0 or
  *             without a shared-memory poll, nor while shared memory is idle
@@ -20,6 +20,9 @@
  * concurrent  two threads progress one VCI, shared memory under a mutex and
  *             the netmod without (MPICH's lockless netmod): every call either
  *             polls or skips, and the skips stay bounded (TSan: no races).
+ * pause       after a call that skipped the netmod: no pause with pause 0 or
+ *             when shared memory delivered, one counted pause of the given
+ *             length after an empty poll (MPIR_CVAR_CH4_CX_NM_POLL_PAUSE).
  */
 #include "test_common.h"
 #include "cx_poll_skip.h"
@@ -273,10 +276,57 @@ static void concurrent_test(void)
            polled, skipped);
 }
 
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void pause_test(void)
+{
+    cx_poll_skip_t p;
+    memset(&p, 0, sizeof(p));
+    int shm = 0, nm = 0;
+    /* quiet netmod, idle shared memory: the skip is a quiet one */
+    long long quiet = 1;
+    for (int i = 0; i < 10 * CX_POLL_SKIP_CLOCK_EVERY && !atomic_load(&p.nm_quiet); i++)
+        progress_q(&p, 8, quiet, &shm, &nm);
+    CHECK(atomic_load(&p.nm_quiet), "the netmod never turned quiet");
+    CHECK(!progress_q(&p, 8, quiet, &shm, &nm), "a quiet netmod was polled");
+    CHECK(!atomic_load(&p.shm_busy), "an empty shared-memory poll counted as busy");
+
+    cx_poll_skip_idle_pause(&p, 0);
+    CHECK(atomic_load(&p.idle_pauses_total) == 0, "pause 0 paused");
+    cx_poll_skip_idle_pause(&p, 3);
+    CHECK(atomic_load(&p.idle_pauses_total) == 1, "%u pauses counted after one empty poll",
+          atomic_load(&p.idle_pauses_total));
+
+    /* a poll that delivered: polled again at once */
+    shm = 1;
+    CHECK(!progress_q(&p, 8, quiet, &shm, &nm), "a quiet netmod was polled");
+    CHECK(atomic_load(&p.shm_busy), "a delivering poll counted as empty");
+    cx_poll_skip_idle_pause(&p, 3);
+    CHECK(atomic_load(&p.idle_pauses_total) == 1, "paused after a poll that delivered");
+
+    /* the length: 100 pauses of 10000 relax instructions (at least a few
+     * cycles each on any CPU) take milliseconds, of 0 nothing */
+    shm = 0;
+    progress_q(&p, 8, quiet, &shm, &nm);
+    double t = now_us();
+    for (int i = 0; i < 100; i++)
+        cx_poll_skip_idle_pause(&p, 10000);
+    double long_us = now_us() - t;
+    CHECK(atomic_load(&p.idle_pauses_total) == 101, "%u pauses counted, not 101",
+          atomic_load(&p.idle_pauses_total));
+    CHECK(long_us >= 1000, "100 pauses of 10000 took %.0f us", long_us);
+    printf("pause: 100 pauses of 10000 relax instructions in %.0f us: ok\n", long_us);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s rules|delay|quiet|concurrent\n", argv[0]);
+        fprintf(stderr, "usage: %s rules|delay|quiet|concurrent|pause\n", argv[0]);
         return 2;
     }
     if (!strcmp(argv[1], "rules"))
@@ -287,6 +337,8 @@ int main(int argc, char **argv)
         quiet_test();
     else if (!strcmp(argv[1], "concurrent"))
         concurrent_test();
+    else if (!strcmp(argv[1], "pause"))
+        pause_test();
     else {
         fprintf(stderr, "unknown test %s\n", argv[1]);
         return 2;

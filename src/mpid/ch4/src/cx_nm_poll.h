@@ -14,6 +14,10 @@
  * microseconds (a rank waiting for shared memory, with no network traffic
  * at all, polled libfabric on every call).
  *
+ * After an empty shared-memory poll in a call that skipped the netmod,
+ * progress pauses for MPIR_CVAR_CH4_CX_NM_POLL_PAUSE CPU relax
+ * instructions, as long as about a netmod poll took.
+ *
  * Hooks: the progress body (ch4_progress.h) marks and records both polls;
  * POSIX eager reception, OFI's completion-queue reads and deferred sends,
  * and UCX's worker progress report events.
@@ -30,6 +34,8 @@ extern cx_poll_skip_t MPIDI_CX_nm_poll[MPIDI_CH4_MAX_VCIS];
  * MPI_Init; 0 (never skip) before. */
 extern int MPIDI_CX_nm_poll_max_skip;
 extern long long MPIDI_CX_nm_poll_quiet_ns;
+/* MPIR_CVAR_CH4_CX_NM_POLL_PAUSE as read at MPI_Init. */
+extern int MPIDI_CX_nm_poll_pause;
 long long MPIDI_CX_nm_poll_clock(void);
 
 int MPIDI_CX_nm_poll_init(void);
@@ -54,6 +60,11 @@ void MPIDI_CX_nm_poll_register_pvars(void);
             cx_poll_skip_nm_done(&MPIDI_CX_nm_poll[vci_], (mark_),  \
                                  MPIDI_CX_nm_poll_quiet_ns, MPIDI_CX_nm_poll_clock); \
     } while (0)
+
+/* At the end of a progress call that skipped the netmod (cx_poll_skip.h),
+ * outside the VCI lock. */
+#define MPIDI_CX_nm_poll_skipped(vci_) \
+    cx_poll_skip_idle_pause(&MPIDI_CX_nm_poll[vci_], MPIDI_CX_nm_poll_pause)
 
 /* A transport found work on vci (its VSI or VNI). */
 #define MPIDI_CX_nm_poll_event(vci_, which_)                            \
