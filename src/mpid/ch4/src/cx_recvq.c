@@ -48,6 +48,10 @@ cvars:
 static int pvars_registered;
 static void register_pvars(void);
 
+bool MPIDIG_cx_hash;
+MPIDIG_cx_matcher_slot_t MPIDIG_cx_matchers[MPIDI_CH4_MAX_VCIS];
+static int n_matchers;          /* initialized, from VCI 0 on */
+
 /* After MPIDIG_am_init set up the VCIs: a matcher per VCI, or none (lists). */
 int MPIDIG_cx_recvq_init(void)
 {
@@ -65,15 +69,14 @@ int MPIDIG_cx_recvq_init(void)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_MATCHING_LIST_MAX",
                                          MPIR_CVAR_CH4_MATCHING_LIST_MAX,
                                          "0 (always hash) or a positive queue length");
-    for (int vci = 0; vci < MPIDI_global.n_vcis; vci++) {
-        MPIDI_global.per_vci[vci].cx_hash = false;
-        if (!hash)
-            continue;
-        MPIR_ERR_CHKANDJUMP(cx_match_init(&MPIDI_global.per_vci[vci].cx_matcher,
+    MPIDIG_cx_hash = false;
+    for (int vci = 0; hash && vci < MPIDI_global.n_vcis; vci++) {
+        MPIR_ERR_CHKANDJUMP(cx_match_init(&MPIDIG_cx_matchers[vci].m,
                                           (size_t) MPIR_CVAR_CH4_MATCHING_LIST_MAX) != 0,
                             mpi_errno, MPI_ERR_OTHER, "**nomem");
-        MPIDI_global.per_vci[vci].cx_hash = true;
+        n_matchers = vci + 1;
     }
+    MPIDIG_cx_hash = hash;
     register_pvars();
   fn_exit:
     return mpi_errno;
@@ -109,12 +112,10 @@ const char *MPIDIG_cx_matching_describe(void)
 
 void MPIDIG_cx_recvq_finalize(void)
 {
-    for (int vci = 0; vci < MPIDI_CH4_MAX_VCIS; vci++) {
-        if (!MPIDI_global.per_vci[vci].cx_hash)
-            continue;
-        cx_match_destroy(&MPIDI_global.per_vci[vci].cx_matcher);
-        MPIDI_global.per_vci[vci].cx_hash = false;
-    }
+    MPIDIG_cx_hash = false;
+    for (int vci = 0; vci < n_matchers; vci++)
+        cx_match_destroy(&MPIDIG_cx_matchers[vci].m);
+    n_matchers = 0;
 }
 
 /* ---- MPI_T: sums over the VCIs (read without the VCI locks: statistics) --- */
@@ -122,10 +123,8 @@ void MPIDIG_cx_recvq_finalize(void)
 static unsigned long long stat_sum(int which)
 {
     unsigned long long v = 0;
-    for (int vci = 0; vci < MPIDI_CH4_MAX_VCIS; vci++) {
-        cx_matcher_t *m = MPIDIG_CX_MATCHER(vci);
-        if (!m)
-            continue;
+    for (int vci = 0; vci < n_matchers; vci++) {
+        cx_matcher_t *m = &MPIDIG_cx_matchers[vci].m;
         cx_match_stats_t s;
         cx_match_get_stats(m, &s);
         switch (which) {

@@ -24,9 +24,21 @@ void MPIDIG_cx_recvq_finalize(void);
  * once instead of from MPIR_Process.tag_bits per call. */
 extern int MPIDIG_cx_tag_mask;
 
+/* Hash or list is chosen for the whole process at MPI_Init.  One matcher
+ * per VCI, in place in a static array (no pointer to follow before the
+ * short-mode lists), each in a 512-byte slot so that indexing by VCI is a
+ * shift. */
+typedef union {
+    cx_matcher_t m;
+    char pad[512];
+} MPIDIG_cx_matcher_slot_t;
+_Static_assert(sizeof(cx_matcher_t) <= 512, "a matcher fits its slot");
+
+extern bool MPIDIG_cx_hash;
+extern MPIDIG_cx_matcher_slot_t MPIDIG_cx_matchers[MPIDI_CH4_MAX_VCIS];
+
 /* The VCI's matcher, or NULL with MPIR_CVAR_CH4_MATCHING=list */
-#define MPIDIG_CX_MATCHER(vci_) \
-    (MPIDI_global.per_vci[vci_].cx_hash ? &MPIDI_global.per_vci[vci_].cx_matcher : NULL)
+#define MPIDIG_CX_MATCHER(vci_) (MPIDIG_cx_hash ? &MPIDIG_cx_matchers[vci_].m : NULL)
 #define MPIDIG_CX_CELL(req_) (&MPIDIG_REQUEST(req_, cx_cell))
 
 /* The request a queued cell belongs to: the cell is part of it. */
