@@ -43,7 +43,7 @@ cvars:
     - name        : MPIR_CVAR_CH4_CX_NM_POLL_PAUSE
       category    : CH4_CX
       type        : int
-      default     : 4
+      default     : 1
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
