@@ -19,11 +19,12 @@
  *                        cx_nm_polls_skipped_quiet > 0 (the default CVARs);
  *   argument "noquiet":  skips, none of them quiet (run with
  *                        MPIR_CVAR_CH4_CX_NM_POLL_QUIET=0);
- *   argument "noskips":  both stay 0 (run with MPIR_CVAR_CH4_CX_NM_POLL_SKIP=0).
- * and cx_nm_poll_pauses (a pause follows an empty shared-memory poll in a
+ *   argument "noskips":  both stay 0 (run with MPIR_CVAR_CH4_CX_NM_POLL_SKIP=0);
+ *   argument "nopause":  as "skips" (run with MPIR_CVAR_CH4_CX_NM_POLL_PAUSE=0).
+ * And cx_nm_poll_pauses (a pause follows an empty shared-memory poll in a
  * call that skipped the netmod): at most one per skip; positive with "skips"
- * (the quiet phase waits with idle shared memory), 0 with "noskips" and with
- *   argument "nopause":  as "skips", but run with MPIR_CVAR_CH4_CX_NM_POLL_PAUSE=0.
+ * (the quiet phase waits with idle shared memory), 0 with "noskips" and
+ * "nopause", unchecked with "noquiet".
  */
 #include "mpitest.h"
 #include <unistd.h>

@@ -276,13 +276,6 @@ static void concurrent_test(void)
            polled, skipped);
 }
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static void pause_test(void)
 {
     cx_poll_skip_t p;
@@ -313,10 +306,10 @@ static void pause_test(void)
      * cycles each on any CPU) take milliseconds, of 0 nothing */
     shm = 0;
     progress_q(&p, 8, quiet, &shm, &nm);
-    double t = now_us();
+    double t = t_now();
     for (int i = 0; i < 100; i++)
         cx_poll_skip_idle_pause(&p, 10000);
-    double long_us = now_us() - t;
+    double long_us = (t_now() - t) * 1e6;
     CHECK(atomic_load(&p.idle_pauses_total) == 101, "%u pauses counted, not 101",
           atomic_load(&p.idle_pauses_total));
     CHECK(long_us >= 1000, "100 pauses of 10000 took %.0f us", long_us);

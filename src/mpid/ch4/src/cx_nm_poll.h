@@ -16,7 +16,8 @@
  *
  * After an empty shared-memory poll in a call that skipped the netmod,
  * progress pauses for MPIR_CVAR_CH4_CX_NM_POLL_PAUSE CPU relax
- * instructions, as long as about a netmod poll took.
+ * instructions, so that a waiting rank does not read its sender's queue
+ * back to back.
  *
  * Hooks: the progress body (ch4_progress.h) marks and records both polls;
  * POSIX eager reception, OFI's completion-queue reads and deferred sends,

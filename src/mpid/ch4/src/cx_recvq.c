@@ -97,7 +97,7 @@ void MPIDIG_cx_recvq_tag_bits_known(void)
 /* MPI_Get_library_version's extensions line (src/util/mpichcx) */
 int MPIDIG_cx_matching_is_active(void)
 {
-    return MPIDIG_CX_MATCHER(0) != NULL;
+    return MPIDIG_cx_hash;
 }
 
 const char *MPIDIG_cx_matching_describe(void)
