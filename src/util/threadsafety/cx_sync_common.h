@@ -43,6 +43,16 @@ static inline void cx_cpu_relax(void)
 #endif
 }
 
+/* Gives the core to another runnable thread, if one waits for it.  Not
+ * MPICH's MPL_thread_yield, which does nothing on Linux (MPL's configure
+ * picks "nothing" there, judging sched_yield broken since Linux 2.6.23): a
+ * thread that polls in a wait and "yields" that way keeps its core for its
+ * whole time slice while a thread beside it that could progress waits. */
+static inline void cx_yield(void)
+{
+    sched_yield();
+}
+
 static inline void cx_spin_wait(unsigned iterations)
 {
     for (unsigned i = 0; i < iterations; i++)

@@ -52,6 +52,8 @@ typedef struct {
 } waiter_t;
 
 static cx_reactivation_t react;
+static atomic_ulong wait_yields;        /* yields of threads polling in auto */
+
 static pthread_mutex_t react_mutex = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local waiter_t thread_waiter = {.kind = -1 };
 static atomic_ulong idle_tenures;       /* server tenures polled at SCHED_IDLE */
@@ -179,12 +181,12 @@ static bool pause_as_server(cx_server_sched_t * sched, bool * checked)
             }
             MPIDI_CX_global.server_park = false;        /* no sentinel: yield always */
         }
-        MPL_thread_yield();
+        cx_yield();
         return false;
     }
     cx_idle_watchdog_arm(&watchdog, thread_tid);
     bool idle = cx_server_sched_idle(sched);
-    MPL_thread_yield();         /* the move alone need not reschedule */
+    cx_yield();                 /* the move alone need not reschedule */
     if (!cx_server_sched_restore(sched)) {
         /* the probe at MPI_Init said this move back is allowed */
         MPIDI_CX_global.server_idle = false;
@@ -239,8 +241,10 @@ static bool poll_while_uncrowded(MPID_Progress_state * state, waiter_t * w, int 
         *mpi_errno = MPIDI_progress_test(state, 1);
         if (*mpi_errno)
             return true;
-        if (!state->progress_made)
-            MPL_thread_yield();
+        if (!state->progress_made) {
+            atomic_fetch_add_explicit(&wait_yields, 1, memory_order_relaxed);
+            cx_yield();
+        }
     }
     return true;
 }
@@ -358,6 +362,11 @@ PARK_PVAR_GETTER(get_parks, parks)
 PARK_PVAR_GETTER(get_park_rings, rings)
 PARK_PVAR_GETTER(get_park_timeouts, timeouts)
 
+static void get_wait_yields(void *addr, void *obj, int count, void *buf)
+{
+    *(unsigned long long *) buf = atomic_load_explicit(&wait_yields, memory_order_relaxed);
+}
+
 void MPIDI_CX_reactivation_register_pvars(void)
 {
     static const struct {
@@ -383,6 +392,8 @@ void MPIDI_CX_reactivation_register_pvars(void)
          "selective reactivation: parks ended by the idle-priority sentinel, i.e. when a core had nothing else to run"},
         {"cx_server_park_timeouts", get_park_timeouts,
          "selective reactivation: parks that lasted 1 ms without a core going idle (the server then yields for 10 ms)"},
+        {"cx_wait_yields", get_wait_yields,
+         "auto waits: times a thread polling in MPI_Wait(all) found nothing and gave its core away (sched_yield)"},
     };
     for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
         MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
