@@ -1,7 +1,8 @@
 /*
  * A thread blocked in MPI gives its core to a thread beside it that has work
- * (README, "How blocked threads wait": auto waits yield for real, where
- * MPICH's MPL_thread_yield does nothing on Linux).
+ * (README, "Yielding for real": auto waits yield for real once their polls
+ * have found nothing for MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER, where MPICH's
+ * MPL_thread_yield does nothing on Linux).
  *
  * Rank 0 runs two threads pinned to one CPU.  The waiter blocks in MPI_Recv
  * for a message that rank 1 sends only after the worker's own message
@@ -15,8 +16,9 @@
  * yields    the cx_wait_yields pvar counts yields, and the worker's wall
  *           time is under 1.5x its CPU time (about 1.0x here; 2x without
  *           the yields).
- * noyields  MPICH's own waits (MPIR_CVAR_CH4_CX_WAIT=poll): no yield is
- *           counted; the worker's time is only reported.
+ * noyields  MPICH's own waits (MPIR_CVAR_CH4_CX_WAIT=poll), or auto with
+ *           MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER=-1: no yield is counted; the
+ *           worker's time is only reported.
  */
 #include "mpitest.h"
 #include <pthread.h>

@@ -62,6 +62,7 @@ tests=(
     "poll_skip_quiet test_poll_skip quiet"
     "poll_skip_concurrent test_poll_skip concurrent"
     "poll_skip_pause test_poll_skip pause"
+    "yield_rules test_yield rules"
     "yield_sibling test_yield sibling"
 )
 

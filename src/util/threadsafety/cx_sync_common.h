@@ -53,6 +53,38 @@ static inline void cx_yield(void)
     sched_yield();
 }
 
+/* When a thread polling in a wait yields (MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER):
+ * once its polls have found nothing for after_ns, and then after every
+ * poll that finds nothing, until one progresses; after_ns 0: after every
+ * poll in vain; negative: never.  A ping-pong whose replies come within
+ * after_ns never yields (a yield there is a context switch to a sibling
+ * that usually has nothing to do either), while a thread that waits for a
+ * peer that is not running leaves its core after after_ns instead of
+ * keeping it for the rest of its time slice.  One per wait; `now` is read
+ * only after polls in vain, and only with a positive after_ns. */
+typedef struct {
+    long long futile_since;     /* clock at the first poll in vain in a row; 0: none */
+} cx_wait_yield_t;
+
+#define CX_WAIT_YIELD_INITIALIZER { 0 }
+
+static inline bool cx_wait_yield_due(cx_wait_yield_t * y, bool progressed, long long after_ns,
+                                     long long (*now) (void))
+{
+    if (progressed || after_ns < 0) {
+        y->futile_since = 0;
+        return false;
+    }
+    if (after_ns == 0)
+        return true;
+    long long t = now();
+    if (y->futile_since == 0) {
+        y->futile_since = t;
+        return false;
+    }
+    return t - y->futile_since >= after_ns;
+}
+
 static inline void cx_spin_wait(unsigned iterations)
 {
     for (unsigned i = 0; i < iterations; i++)

@@ -1,12 +1,18 @@
 /*
- * cx_yield (cx_sync_common.h): a thread that polls in vain and yields
- * leaves its core to a thread beside it that has work, which MPICH-CX's
- * waits rely on (README, "Yielding for real").
+ * cx_yield and cx_wait_yield_due (cx_sync_common.h): a thread that polls in
+ * vain and yields leaves its core to a thread beside it that has work,
+ * which MPICH-CX's auto waits rely on (README, "Yielding for real").
  *
- *     test_yield sibling
+ *     test_yield rules|sibling
  *
- * sibling  two threads pinned to one CPU: a waiter polls a flag and calls
- *          cx_yield until a sibling has computed for 100 ms of CPU time
+ * rules    cx_wait_yield_due with a simulated clock: never with a negative
+ *          limit, after every poll in vain with 0; with 100 us, not before
+ *          the polls in vain span 100 us, then after each further one, and
+ *          counting starts over after progress; the clock is not read after
+ *          progress nor with 0 or a negative limit.
+ * sibling  two threads pinned to one CPU: a waiter polls a flag, yielding
+ *          as cx_wait_yield_due says with 100 us (from 100 us of polls in
+ *          vain on), until a sibling has computed for 100 ms of CPU time
  *          without yielding; the sibling's wall time must stay under 1.5x
  *          its CPU time (about 1.0x; a waiter that keeps its core through
  *          its time slices takes about half of it).
@@ -26,6 +32,11 @@ static long long clock_ns(clockid_t id)
     struct timespec t;
     clock_gettime(id, &t);
     return (long long) t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static long long monotonic_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void pin(void)
@@ -50,6 +61,53 @@ static void *sibling(void *arg)
     return NULL;
 }
 
+static long long fake_now;
+static int clock_reads;
+static long long fake_clock(void)
+{
+    clock_reads++;
+    return fake_now;
+}
+
+static void rules_test(void)
+{
+    cx_wait_yield_t y = CX_WAIT_YIELD_INITIALIZER;
+    fake_now = 1000;
+    for (int i = 0; i < 10; i++, fake_now += 1000000) {
+        CHECK(!cx_wait_yield_due(&y, false, -1, fake_clock), "a yield with the limit off");
+        CHECK(cx_wait_yield_due(&y, false, 0, fake_clock), "no yield with limit 0");
+    }
+    CHECK(clock_reads == 0, "the clock was read %d times with limits -1 and 0", clock_reads);
+
+    /* polls in vain every 10 us with 100 us: the first yield on the poll
+     * 100 us after the first, then on every poll in vain */
+    int polls = 0;
+    while (!cx_wait_yield_due(&y, false, 100000, fake_clock)) {
+        fake_now += 10000;
+        polls++;
+        CHECK(polls < 100, "no yield after %d polls in vain over %d us", polls, polls * 10);
+    }
+    CHECK(polls == 10, "the first yield after %d polls of 10 us, not 10", polls);
+    for (int i = 0; i < 5; i++) {
+        fake_now += 1000;
+        CHECK(cx_wait_yield_due(&y, false, 100000, fake_clock), "no yield on the %d-th poll in "
+              "vain after the first yield", i + 1);
+    }
+
+    /* progress starts the count over, without reading the clock */
+    int reads = clock_reads;
+    CHECK(!cx_wait_yield_due(&y, true, 100000, fake_clock), "a yield after progress");
+    CHECK(clock_reads == reads, "the clock was read after a poll that progressed");
+    CHECK(!cx_wait_yield_due(&y, false, 100000, fake_clock), "a yield at the first poll in vain "
+          "after progress");
+    fake_now += 99999;
+    CHECK(!cx_wait_yield_due(&y, false, 100000, fake_clock), "a yield 99.999 us after progress");
+    fake_now += 1;
+    CHECK(cx_wait_yield_due(&y, false, 100000, fake_clock), "no yield 100 us after progress");
+    printf("rules: never at -1, always at 0, from 100 us of polls in vain on at 100 us, "
+           "restarted by progress: ok\n");
+}
+
 static void sibling_test(void)
 {
     cpu = sched_getcpu();
@@ -60,9 +118,12 @@ static void sibling_test(void)
     while (!atomic_load(&started))
         cx_yield();
     long polls = 0;
+    cx_wait_yield_t y = CX_WAIT_YIELD_INITIALIZER;
     while (!atomic_load(&done)) {
-        polls++;
-        cx_yield();
+        if (cx_wait_yield_due(&y, false, 100000, monotonic_ns)) {
+            polls++;
+            cx_yield();
+        }
     }
     pthread_join(th, NULL);
     double ratio = sibling_wall_ns / (double) WORK_NS;
@@ -74,10 +135,13 @@ static void sibling_test(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || strcmp(argv[1], "sibling")) {
-        fprintf(stderr, "usage: %s sibling\n", argv[0]);
+    if (argc == 2 && !strcmp(argv[1], "rules"))
+        rules_test();
+    else if (argc == 2 && !strcmp(argv[1], "sibling"))
+        sibling_test();
+    else {
+        fprintf(stderr, "usage: %s rules|sibling\n", argv[0]);
         return 2;
     }
-    sibling_test();
     return 0;
 }

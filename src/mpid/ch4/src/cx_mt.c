@@ -73,6 +73,21 @@ cvars:
         model's own (auto for lockq, usc for hclhub-usc, ksc for hclhub-ksc,
         poll for the others).
 
+    - name        : MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER
+      category    : CH4_CX
+      type        : int
+      default     : 100
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Waits auto, while uncrowded: after how many microseconds of polls
+        that found nothing a thread blocked in MPI_Wait or MPI_Waitall
+        gives its core to another thread (sched_yield) after each further
+        poll in vain, until one progresses. 0: after every poll in vain;
+        -1: never (MPICH's polling, whose yield does nothing on Linux).
+        -1 to 1000000.
+
     - name        : MPIR_CVAR_CH4_CX_SERVER_IDLE
       category    : CH4_CX
       type        : string
@@ -362,6 +377,12 @@ int MPIDI_CX_init(bool * consumed)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL",
                                          MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL, "0 to 100");
     MPIDI_CX_global.force_trylock_fail = MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL;
+    if (MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER < -1 || MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER > 1000000)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER",
+                                         MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER,
+                                         "-1 (never), 0 to 1000000 (microseconds)");
+    MPIDI_CX_global.wait_yield_after_ns = MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER < 0 ? -1 :
+        MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER * 1000LL;
     mpi_errno = server_idle_init();
     if (mpi_errno)
         return mpi_errno;

@@ -107,6 +107,7 @@ typedef struct {
     bool server_park;           /* ... or parks until a core goes idle */
     int server_idle_nice;       /* ... from this nice value up (the probe's) */
     int force_trylock_fail;     /* percent of issue try-locks failed on purpose (tests) */
+    long long wait_yield_after_ns;      /* auto waits yield after polls in vain this long; -1 never */
     unsigned max_combine;
     unsigned test_max_failures;
     MPIDU_cx_lock_t *locks[MPIDI_CH4_MAX_VCIS];

@@ -225,8 +225,10 @@ static int crowd_limit_of_this_rank(void)
     return cx_crowd_limit(node, allowed, MPIR_Process.local_size);
 }
 
-/* auto: poll as MPICH does while the rank is not crowded; true when w's
- * requests completed (or on an error) before it became so. */
+/* auto: poll as MPICH does while the rank is not crowded, but give the
+ * core away for real once the polls have found nothing for a while
+ * (MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER; cx_yield says why); true when w's
+ * requests completed (or on an error) before it became crowded. */
 static bool poll_while_uncrowded(MPID_Progress_state * state, waiter_t * w, int *mpi_errno)
 {
     int limit = atomic_load_explicit(&crowd_limit, memory_order_relaxed);
@@ -234,6 +236,7 @@ static bool poll_while_uncrowded(MPID_Progress_state * state, waiter_t * w, int 
         limit = crowd_limit_of_this_rank();
         atomic_store_explicit(&crowd_limit, limit, memory_order_relaxed);
     }
+    cx_wait_yield_t y = CX_WAIT_YIELD_INITIALIZER;
     while (pending(w) > 0) {
         if (atomic_load_explicit(&crowd, memory_order_relaxed) > limit)
             return false;
@@ -241,7 +244,8 @@ static bool poll_while_uncrowded(MPID_Progress_state * state, waiter_t * w, int 
         *mpi_errno = MPIDI_progress_test(state, 1);
         if (*mpi_errno)
             return true;
-        if (!state->progress_made) {
+        if (cx_wait_yield_due(&y, state->progress_made, MPIDI_CX_global.wait_yield_after_ns,
+                              cx_park_now_ns)) {
             atomic_fetch_add_explicit(&wait_yields, 1, memory_order_relaxed);
             cx_yield();
         }
@@ -393,7 +397,7 @@ void MPIDI_CX_reactivation_register_pvars(void)
         {"cx_server_park_timeouts", get_park_timeouts,
          "selective reactivation: parks that lasted 1 ms without a core going idle (the server then yields for 10 ms)"},
         {"cx_wait_yields", get_wait_yields,
-         "auto waits: times a thread polling in MPI_Wait(all) found nothing and gave its core away (sched_yield)"},
+         "auto waits: times a thread polling in MPI_Wait(all), its polls in vain for MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER, gave its core away (sched_yield)"},
     };
     for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
         MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
