@@ -4,7 +4,10 @@
  * Multithreaded MPI Implementations", §IV; the counters and the server
  * election are src/util/threadsafety/cx_reactivation.h), and any model
  * under MPIR_CVAR_CH4_CX_WAIT; its `auto` (LockQ's default) polls while few
- * threads wait and reactivates selectively when they crowd the cores.
+ * threads wait and reactivates selectively when they crowd the cores.  A
+ * thread polling in `auto` gives its core away for real (sched_yield, not
+ * MPICH's MPL_thread_yield, a no-op on Linux) once its polls have found
+ * nothing for MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER.
  *
  * MPI_Wait and MPI_Waitall register the requests they wait for in their
  * progress state (MPIDI_CX_wait_register).  As in the paper, a blocked
@@ -53,7 +56,6 @@ typedef struct {
 
 static cx_reactivation_t react;
 static atomic_ulong wait_yields;        /* yields of threads polling in auto */
-
 static pthread_mutex_t react_mutex = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local waiter_t thread_waiter = {.kind = -1 };
 static atomic_ulong idle_tenures;       /* server tenures polled at SCHED_IDLE */
