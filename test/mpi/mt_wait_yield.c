@@ -27,7 +27,6 @@
 
 #define WORK_NS 100000000LL
 
-static int cpu;
 static double worker_wall_ns;
 
 static long long clock_ns(clockid_t id)
@@ -37,17 +36,8 @@ static long long clock_ns(clockid_t id)
     return (long long) t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-static void pin(void)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    MT_CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "cannot pin a thread to CPU %d", cpu);
-}
-
 static void *worker(void *arg)
 {
-    pin();
     /* let the waiter block first */
     struct timespec t = { 0, 20000000 };
     nanosleep(&t, NULL);
@@ -77,9 +67,13 @@ int main(int argc, char **argv)
     int token = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        cpu = sched_getcpu();
-        MT_CHECK(cpu >= 0, "sched_getcpu failed");
-        pin();
+        /* this thread and the worker it creates share one CPU */
+        int cpu = sched_getcpu();
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        MT_CHECK(cpu >= 0 && sched_setaffinity(0, sizeof(set), &set) == 0,
+                 "cannot pin rank 0 to CPU %d", cpu);
         long long before = mt_pvar_read("cx_wait_yields");
         pthread_t th;
         pthread_create(&th, NULL, worker, NULL);

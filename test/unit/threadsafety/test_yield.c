@@ -17,14 +17,13 @@
  *          its CPU time (about 1.0x; a waiter that keeps its core through
  *          its time slices takes about half of it).
  */
-#define _GNU_SOURCE     /* sched_getcpu, CPU_SET */
+#define _GNU_SOURCE     /* t_pin_first_cpu */
 #include "test_common.h"
 #include <sched.h>
 
 #define WORK_NS 100000000LL
 
 static atomic_int started, done;
-static int cpu;
 static double sibling_wall_ns;
 
 static long long clock_ns(clockid_t id)
@@ -39,18 +38,9 @@ static long long monotonic_ns(void)
     return clock_ns(CLOCK_MONOTONIC);
 }
 
-static void pin(void)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "cannot pin a thread to CPU %d", cpu);
-}
-
 static void *sibling(void *arg)
 {
     (void) arg;
-    pin();
     atomic_store(&started, 1);
     long long wall0 = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     while (clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 < WORK_NS) {
@@ -110,9 +100,8 @@ static void rules_test(void)
 
 static void sibling_test(void)
 {
-    cpu = sched_getcpu();
-    CHECK(cpu >= 0, "sched_getcpu failed");
-    pin();
+    cpu_set_t old;
+    t_pin_first_cpu(&old);      /* the sibling inherits it */
     pthread_t th;
     pthread_create(&th, NULL, sibling, NULL);
     while (!atomic_load(&started))
@@ -126,6 +115,7 @@ static void sibling_test(void)
         }
     }
     pthread_join(th, NULL);
+    t_unpin(&old);
     double ratio = sibling_wall_ns / (double) WORK_NS;
     CHECK(ratio < 1.5, "100 ms of work beside a yielding waiter took %.0f ms on one CPU",
           ratio * 100);
