@@ -52,8 +52,11 @@ static void exchange(int rank, long n, int unexpected_first, unsigned char *buf,
     memset(buf, 0, (size_t) n);
     if (unexpected_first) {     /* messages from one sender arrive in order */
         MPI_Recv(NULL, 0, MPI_BYTE, 0, sync_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        /* rank 0's barrier message may be queued too (collectives use the
+         * same queues over an active-message-only netmod) */
         long long queued = level("cx_match_unexpected");
-        MT_CHECK(queued == n, "cx_match_unexpected is %lld with %ld messages waiting", queued, n);
+        MT_CHECK(queued >= n && queued <= n + 1,
+                 "cx_match_unexpected is %lld with %ld messages waiting", queued, n);
     }
     for (long i = 0; i < n; i++)
         MPI_Irecv(&buf[i], 1, MPI_BYTE, 0, (int) i, MPI_COMM_WORLD, &reqs[i]);
