@@ -6,8 +6,9 @@
  *   many_requests hold [N]   (2 ranks) rank 1 posts N receives with distinct
  *       tags (default 300000), rank 0 sends their messages in the reverse
  *       order; then again with every message sent before its receive is
- *       posted.  Every payload is checked, and the cx_match_posted (or
- *       cx_match_unexpected) pvar must count all N queued at once.
+ *       posted.  Every payload is checked, the cx_match_posted (or
+ *       cx_match_unexpected) pvar must count all N queued at once, and
+ *       cx_requests_allocated must show the pools grown past MPICH's limit.
  *   many_requests exhaust    (1 rank) posts receives that nothing matches
  *       until the pool runs out: the library must stop with a message naming
  *       the pool's capacity.  Prints "past MPICH's limit" once 300000 are
@@ -60,6 +61,10 @@ static void exchange(int rank, long n, int unexpected_first, unsigned char *buf,
     }
     for (long i = 0; i < n; i++)
         MPI_Irecv(&buf[i], 1, MPI_BYTE, 0, (int) i, MPI_COMM_WORLD, &reqs[i]);
+    /* the pools grew past MPICH's limit to hold them */
+    long long allocated = level("cx_requests_allocated");
+    MT_CHECK(allocated >= n && allocated > MPICH_LIMIT,
+             "cx_requests_allocated is %lld with %ld receives outstanding", allocated, n);
     if (!unexpected_first) {
         long long queued = level("cx_match_posted");
         MT_CHECK(queued == n, "cx_match_posted is %lld after posting %ld receives", queued, n);

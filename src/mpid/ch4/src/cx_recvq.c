@@ -1,6 +1,6 @@
 /*
  * MPICH-CX: selection of MPIDIG's receive-queue implementation and the MPI_T
- * pvars of the constant-time matcher (see cx_recvq.h).
+ * pvars of the constant-time matcher and of the request pools it fills (see cx_recvq.h).
  */
 #include "mpidimpl.h"
 #include "mpidig_recvq.h"
@@ -161,6 +161,16 @@ MATCH_PVAR_GETTER(get_entries, 3)
 MATCH_PVAR_GETTER(get_buckets, 4)
 MATCH_PVAR_GETTER(get_migrations, 5)
 
+/* Requests the pools have allocated, in use or free for reuse: what the
+ * queues can hold (patch 0012 lets a pool grow past MPICH's 262144). */
+static void get_requests_allocated(void *addr, void *obj, int count, void *buf)
+{
+    unsigned long long v = 0;
+    for (int p = 0; p < MPIR_REQUEST_NUM_POOLS; p++)
+        v += (unsigned long long) MPIR_Request_mem[p].num_allocated;
+    *(unsigned long long *) buf = v;
+}
+
 static void register_pvars(void)
 {
     static const struct {
@@ -191,4 +201,11 @@ static void register_pvars(void)
                                   MPI_T_BIND_NO_OBJECT,
                                   MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
                                   pvars[i].get, NULL, "CH4_CX_MATCHING", pvars[i].desc);
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED_LONG_LONG,
+                              "cx_requests_allocated", NULL, 1, MPI_T_ENUM_NULL,
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                              get_requests_allocated, NULL, "CH4_CX_REQUESTS",
+                              "requests allocated in all request pools, in use or free for "
+                              "reuse (a pool holds up to 1043456; MPICH 4.0.2's 262144)");
 }
