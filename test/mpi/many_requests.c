@@ -26,11 +26,6 @@ static unsigned char payload(long i)
     return (unsigned char) (i * 13 + 5);
 }
 
-static long long level(const char *name)
-{
-    return mt_pvar_read_class(name, MPI_T_PVAR_CLASS_LEVEL);
-}
-
 /* One exchange of n messages, tag i carrying message i; rank 0 sends in
  * reverse tag order. */
 static void exchange(int rank, long n, int unexpected_first, unsigned char *buf,
@@ -55,18 +50,18 @@ static void exchange(int rank, long n, int unexpected_first, unsigned char *buf,
         MPI_Recv(NULL, 0, MPI_BYTE, 0, sync_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         /* rank 0's barrier message may be queued too (collectives use the
          * same queues over an active-message-only netmod) */
-        long long queued = level("cx_match_unexpected");
+        long long queued = mt_pvar_level("cx_match_unexpected");
         MT_CHECK(queued >= n && queued <= n + 1,
                  "cx_match_unexpected is %lld with %ld messages waiting", queued, n);
     }
     for (long i = 0; i < n; i++)
         MPI_Irecv(&buf[i], 1, MPI_BYTE, 0, (int) i, MPI_COMM_WORLD, &reqs[i]);
     /* the pools grew past MPICH's limit to hold them */
-    long long allocated = level("cx_requests_allocated");
+    long long allocated = mt_pvar_level("cx_requests_allocated");
     MT_CHECK(allocated >= n && allocated > MPICH_LIMIT,
              "cx_requests_allocated is %lld with %ld receives outstanding", allocated, n);
     if (!unexpected_first) {
-        long long queued = level("cx_match_posted");
+        long long queued = mt_pvar_level("cx_match_posted");
         MT_CHECK(queued == n, "cx_match_posted is %lld after posting %ld receives", queued, n);
         MPI_Barrier(MPI_COMM_WORLD);
     }

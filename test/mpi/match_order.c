@@ -28,11 +28,6 @@ static const int S = 0;         /* the sender's rank */
 #define ANY_S MPI_ANY_SOURCE
 #define ANY_T MPI_ANY_TAG
 
-static long long pvar_level(const char *name)
-{
-    return mt_pvar_read_class(name, MPI_T_PVAR_CLASS_LEVEL);
-}
-
 static int hash_matching(void)
 {
     const char *m = getenv("MPIR_CVAR_CH4_MATCHING");
@@ -52,7 +47,7 @@ static void test_orders(void)
                 MPI_Irecv(&got[k], 1, MPI_INT, pat[perm[k]][0], pat[perm[k]][1], MPI_COMM_WORLD,
                           &r[k]);
             if (orders == 0 && hash_matching()) {
-                long long n = pvar_level("cx_match_posted");
+                long long n = mt_pvar_level("cx_match_posted");
                 MT_CHECK(n >= 4, "cx_match_posted is %lld with 4 receives posted", n);
             }
             MPI_Barrier(MPI_COMM_WORLD);
@@ -274,10 +269,10 @@ int main(int argc, char **argv)
     test_comms();
     test_tag_ub();
     if (rank == 1 && hash_matching()) {
-        long long p = pvar_level("cx_match_posted"), u = pvar_level("cx_match_unexpected");
-        long long e = pvar_level("cx_match_entries");
+        long long p = mt_pvar_level("cx_match_posted"), u = mt_pvar_level("cx_match_unexpected");
+        long long e = mt_pvar_level("cx_match_entries");
         printf("# hash matching at the end: %lld posted, %lld unexpected, %lld entries, "
-               "longest chain %lld\n", p, u, e, pvar_level("cx_match_max_chain"));
+               "longest chain %lld\n", p, u, e, mt_pvar_level("cx_match_max_chain"));
         MT_CHECK(p == 0 && u == 0 && e == 0, "queues not empty at the end: %lld %lld %lld", p, u,
                  e);
         const char *lm = getenv("MPIR_CVAR_CH4_MATCHING_LIST_MAX");

@@ -59,6 +59,11 @@ static inline long long mt_pvar_read(const char *name)
     return mt_pvar_read_class(name, MPI_T_PVAR_CLASS_COUNTER);
 }
 
+static inline long long mt_pvar_level(const char *name)
+{
+    return mt_pvar_read_class(name, MPI_T_PVAR_CLASS_LEVEL);
+}
+
 /* The model this run selected (MPIR_CVAR_CH4_MT_MODEL), "direct" when unset. */
 static inline const char *mt_model(void)
 {
