@@ -42,6 +42,7 @@ expect_configure_fail configure-relative-baseline-prefix "needs an absolute dire
 
 # Thread-safety models and VCI locks: bad values and a conflicting granularity.
 expect_configure_fail configure-bad-mt-model "--enable-ch4-mt=lockfree is not a thread-safety model" -- --enable-ch4-mt=lockfree
+expect_configure_fail configure-handoff "--enable-ch4-mt=handoff cannot work on MPICH 4.0.2" -- --enable-ch4-mt=handoff
 expect_configure_fail configure-bad-matching "--with-ch4-matching=tree is not a matching scheme" -- --with-ch4-matching=tree
 expect_configure_fail configure-bad-pip "--enable-pip=maybe: give --enable-pip or --disable-pip" -- --enable-pip=maybe
 expect_configure_fail configure-bad-vci-lock "--with-ch4-vci-lock=spin is not a lock" -- --with-ch4-vci-lock=spin

@@ -48,6 +48,8 @@ tests=(
     "dsmsync_stress test_dsmsync stress"
     "lockq_fifo test_lockq fifo"
     "lockq_protocol test_lockq protocol"
+    "lockq_group test_lockq group"
+    "lockq_group_hook test_lockq group_hook"
     "reactivation_unit test_reactivation unit"
     "reactivation_usc test_reactivation usc"
     "reactivation_ksc test_reactivation ksc"
@@ -64,6 +66,7 @@ tests=(
     "poll_skip_pause test_poll_skip pause"
     "yield_rules test_yield rules"
     "yield_sibling test_yield sibling"
+    "yield_oversub test_yield oversub"
 )
 
 # build VARIANT MAKE-ARGS...: 0 when built; the log is kept

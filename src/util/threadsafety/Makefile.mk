@@ -19,4 +19,5 @@ noinst_HEADERS += \
     src/util/threadsafety/cx_lockq.h \
     src/util/threadsafety/cx_reactivation.h \
     src/util/threadsafety/cx_park.h \
-    src/util/threadsafety/cx_poll_skip.h
+    src/util/threadsafety/cx_poll_skip.h \
+    src/util/threadsafety/cx_oversub.h

@@ -93,4 +93,60 @@ static inline bool cx_lockq_pending(cx_lockq_t *lq)
     return !cx_swpq_is_empty(&lq->q);
 }
 
+/* ---- groups: "everything posted before now has run" ----
+ *
+ * A group (a window's one-sided operations) counts its posts and runs so
+ * that a synchronization call can wait for exactly the posts that finished
+ * before it began, however many they are and however producers are
+ * scheduled. The post is counted before its swap: then every post swapped
+ * before the drain started is counted in its target, and since the queue
+ * runs in swap order, `ran` reaching that target means all of them ran. */
+typedef struct {
+    atomic_ulong posted;        /* producers, before their swap */
+    unsigned long ran;          /* lock holder only */
+    int error;                  /* lock holder only: first error a queued one met */
+} cx_lockq_group_t;
+
+/* Any thread: post descr as a member of g. 0 or ENOMEM (nothing posted). */
+static inline int cx_lockq_group_post(cx_lockq_t *lq, cx_lockq_group_t *g, void *descr)
+{
+    atomic_fetch_add_explicit(&g->posted, 1, memory_order_relaxed);
+    int err = cx_lockq_post(lq, descr);
+    if (err)
+        atomic_fetch_sub_explicit(&g->posted, 1, memory_order_relaxed);
+    return err;
+}
+
+/* Lock holder, from apply: a member of g ran (err: its MPI error, 0 if none). */
+static inline void cx_lockq_group_ran(cx_lockq_group_t *g, int err)
+{
+    g->ran++;
+    if (err && !g->error)
+        g->error = err;
+}
+
+/* Lock holder only: runs the queue (past max_combine, other groups' posts
+ * too) until every post of g counted when it is called has run; waits out a
+ * producer between its swap and its link, yielding if it stays there
+ * (descheduled). Returns and clears the first error g's members met. */
+static inline int cx_lockq_group_drain(cx_lockq_t *lq, cx_lockq_group_t *g,
+                                       void (*apply) (void *descr, void *ctx), void *ctx)
+{
+    unsigned long target = atomic_load_explicit(&g->posted, memory_order_acquire);
+    unsigned spins = 0;
+    for (;;) {
+        /* a post that failed (ENOMEM) after being counted lowers posted */
+        unsigned long now = atomic_load_explicit(&g->posted, memory_order_acquire);
+        if (g->ran >= (now < target ? now : target))
+            break;
+        if (cx_lockq_combine(lq, apply, ctx, NULL) == 0)
+            cx_spin_pause(&spins);
+        else
+            spins = 0;
+    }
+    int err = g->error;
+    g->error = 0;
+    return err;
+}
+
 #endif /* CX_LOCKQ_H_INCLUDED */

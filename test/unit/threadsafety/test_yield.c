@@ -16,9 +16,13 @@
  *          without yielding; the sibling's wall time must stay under 1.5x
  *          its CPU time (about 1.0x; a waiter that keeps its core through
  *          its time slices takes about half of it).
+ * oversub  cx_oversub.h: the modes' names, and auto yielding exactly when
+ *          the node's ranks outnumber their CPUs; this thread's affinity
+ *          count matches sched_getaffinity.
  */
 #define _GNU_SOURCE     /* t_pin_first_cpu */
 #include "test_common.h"
+#include "cx_oversub.h"
 #include <sched.h>
 
 #define WORK_NS 100000000LL
@@ -123,14 +127,46 @@ static void sibling_test(void)
            polls, ratio * 100);
 }
 
+static void oversub_test(void)
+{
+    CHECK(cx_oversub_parse("auto") == CX_OVERSUB_AUTO && cx_oversub_parse("ALWAYS") ==
+          CX_OVERSUB_ALWAYS && cx_oversub_parse("never") == CX_OVERSUB_NEVER, "mode names");
+    CHECK(cx_oversub_parse("yes") < 0 && cx_oversub_parse("") < 0, "bad mode accepted");
+    /* auto: ranks > CPUs */
+    CHECK(!cx_oversub_yields(CX_OVERSUB_AUTO, 2, 2), "2 ranks on 2 CPUs yield");
+    CHECK(cx_oversub_yields(CX_OVERSUB_AUTO, 3, 2), "3 ranks on 2 CPUs do not yield");
+    CHECK(cx_oversub_yields(CX_OVERSUB_AUTO, 4, 2), "4 ranks on 2 CPUs do not yield");
+    CHECK(!cx_oversub_yields(CX_OVERSUB_AUTO, 1, 1), "1 rank on 1 CPU yields");
+    CHECK(cx_oversub_yields(CX_OVERSUB_AUTO, 2, 0), "a CPU count of 0 counts as 1");
+    CHECK(cx_oversub_yields(CX_OVERSUB_ALWAYS, 1, 64), "always does not yield");
+    CHECK(!cx_oversub_yields(CX_OVERSUB_NEVER, 64, 1), "never yields");
+    cpu_set_t set;
+    CHECK(sched_getaffinity(0, sizeof(set), &set) == 0, "sched_getaffinity");
+    int n = CPU_COUNT(&set);
+    CHECK(cx_affinity_cpus() == n, "affinity CPUs %d, sched_getaffinity %d", cx_affinity_cpus(), n);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    CHECK(sched_setaffinity(0, sizeof(one), &one) == 0, "pin");
+    CHECK(cx_affinity_cpus() == 1, "pinned thread sees %d CPUs", cx_affinity_cpus());
+    sched_setaffinity(0, sizeof(set), &set);
+    printf("oversub: modes, auto yields when ranks outnumber CPUs, affinity count: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "rules"))
         rules_test();
     else if (argc == 2 && !strcmp(argv[1], "sibling"))
         sibling_test();
+    else if (argc == 2 && !strcmp(argv[1], "oversub"))
+        oversub_test();
     else {
-        fprintf(stderr, "usage: %s rules|sibling\n", argv[0]);
+        fprintf(stderr, "usage: %s rules|sibling|oversub\n", argv[0]);
         return 2;
     }
     return 0;

@@ -164,6 +164,11 @@ static const struct {
 
 #define NUM_MODELS ((int) (sizeof(models) / sizeof(models[0])))
 #define MODEL_LIST "direct, lockq, csync, hclhub-usc, hclhub-ksc, lockless"
+#ifdef MPIDI_CH4_USE_MT_LOCKLESS
+#define BUILT_MT_NAME "lockless"
+#else
+#define BUILT_MT_NAME MPIDI_CX_DEFAULT_MT_NAME
+#endif
 
 static int find_model(const char *name)
 {
@@ -306,6 +311,9 @@ int MPIDI_CX_init(bool * consumed)
     mpi_errno = MPIDI_CX_nm_poll_init();
     if (mpi_errno)
         return mpi_errno;
+    mpi_errno = MPIDI_CX_rank_yield_init();
+    if (mpi_errno)
+        return mpi_errno;
     int m = find_model(MPIDI_CX_DEFAULT_MT_NAME);
     MPIR_Assert(m >= 0);
     if (name[0]) {
@@ -324,10 +332,18 @@ int MPIDI_CX_init(bool * consumed)
             *consumed = true;
         }
 #else
-        if (named >= 0 && named != m)
+        /* a fixed build runs one model: any other name, or a typo (which
+         * MPICH itself only warns about), stops MPI_Init */
+#ifdef MPIDI_CH4_USE_MT_LOCKLESS
+        bool is_built = !strcasecmp(name, "lockless");
+#else
+        bool is_built = named == m;
+#endif
+        if (!is_built)
             return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_MT_MODEL", name,
-                                         MPIDI_CX_DEFAULT_MT_NAME
-                                         " (this build; configure --enable-ch4-mt=runtime to choose at run time)");
+                                         BUILT_MT_NAME " (this build; the models are "
+                                         MODEL_LIST ": configure --enable-ch4-mt=runtime to "
+                                         "choose one at run time)");
         *consumed = (named >= 0);
 #endif
     } else {
@@ -347,7 +363,13 @@ int MPIDI_CX_init(bool * consumed)
         MPIDI_CX_global.wait_kind = k;
     }
 
-    /* the CVAR overrides a model's own lock, except CSync's combining lock */
+    /* the CVAR overrides a model's own lock, except CSync's combining lock,
+     * which is the model itself: naming another there is an error */
+    if (MPIR_CVAR_CH4_VCI_LOCK[0] && MPIDI_CX_global.model == MPIDI_CX_MT_CSYNC &&
+        strcasecmp(MPIR_CVAR_CH4_VCI_LOCK, "dsm"))
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_VCI_LOCK", MPIR_CVAR_CH4_VCI_LOCK,
+                                     "dsm, or unset (csync's VCI lock is its combining lock; "
+                                     "the others apply to direct, lockq and hclhub-*)");
     if (MPIR_CVAR_CH4_VCI_LOCK[0])
         name = MPIR_CVAR_CH4_VCI_LOCK;
     else if (models[m].lock >= 0)
@@ -402,6 +424,7 @@ int MPIDI_CX_init(bool * consumed)
 }
 
 static void lockq_drain(MPIDU_cx_lock_t * lock);
+static void lockq_apply(void *descr, void *ctx);
 static void csync_apply(void *req, void *ctx);
 static void register_pvars(void);
 
@@ -684,14 +707,30 @@ static void release_refs(MPIDI_CX_descr_t * d)
 }
 
 /* Under the VCI lock: run the queue to its end (a producer between its swap
- * and its link is waited for: it is a few instructions from done). */
+ * and its link is waited for: it is a few instructions from done, unless
+ * descheduled, hence the yield). */
 void MPIDI_CX_drain_all(int vci)
 {
     MPIDU_cx_lock_t *l = MPIDI_CX_global.locks[vci];
+    unsigned spins = 0;
     while (cx_lockq_pending(l->queue)) {
         l->drain(l);
-        cx_cpu_relax();
+        cx_spin_pause(&spins);
     }
+}
+
+/* A window synchronization call (LockQ): every one-sided operation queued
+ * for the window before the call is issued before it returns, whatever
+ * MAX_COMBINE is and however the producers are scheduled; returns the first
+ * error one of them met. */
+int MPIDI_CX_win_drain_queued(MPIR_Win * win)
+{
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
+    int err = cx_lockq_group_drain(MPIDI_CX_global.queues[vci], &MPIDIG_WIN(win, cx_queued),
+                                   lockq_apply, NULL);
+    MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+    return err;
 }
 
 /* Queue an operation: the issuer failed the try-lock (locked = false), or
@@ -732,8 +771,13 @@ int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * dd, MPIR_Request ** req, bool locked)
         d->proxy = NULL;        /* completed by the window's synchronization */
     }
     add_refs(d);
-    MPIR_ERR_CHKANDJUMP(cx_lockq_post(MPIDI_CX_global.queues[vci], d), mpi_errno,
-                        MPI_ERR_OTHER, "**nomem");
+    int err = d->proxy ? cx_lockq_post(MPIDI_CX_global.queues[vci], d)
+        : cx_lockq_group_post(MPIDI_CX_global.queues[vci], &MPIDIG_WIN(d->rma.win, cx_queued), d);
+    if (err) {
+        release_refs(d);
+        MPL_free(d);
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    }
   fn_exit:
     return mpi_errno;
   fn_fail:
@@ -763,9 +807,8 @@ static void lockq_apply(void *descr, void *ctx)
     if (!d->proxy) {
         /* one-sided: no request to carry an error; the window's next
          * synchronization call returns it (MPIDI_CX_win_drain) */
-        int err = issue_direct(d, NULL);
-        if (err && !MPIDI_CX_global.rma_error[vci])
-            MPIDI_CX_global.rma_error[vci] = err;
+        MPIR_Win *win = d->rma.win;
+        cx_lockq_group_ran(&MPIDIG_WIN(win, cx_queued), issue_direct(d, NULL));
         release_refs(d);
         MPL_free(d);
         return;
@@ -1259,4 +1302,5 @@ static void register_pvars(void)
                               "VCI try-locks that failed (issue and progress)");
     MPIDI_CX_reactivation_register_pvars();
     MPIDI_CX_nm_poll_register_pvars();
+    MPIDI_CX_rank_yield_register_pvars();
 }

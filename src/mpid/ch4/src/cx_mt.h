@@ -113,7 +113,6 @@ typedef struct {
     MPIDU_cx_lock_t *locks[MPIDI_CH4_MAX_VCIS];
     cx_lockq_t *queues[MPIDI_CH4_MAX_VCIS];
     MPIDI_CX_descr_t *issued[MPIDI_CH4_MAX_VCIS];       /* under the VCI lock */
-    int rma_error[MPIDI_CH4_MAX_VCIS];  /* first error of a queued one-sided operation */
     /* selective reactivation: waiters asleep, and each VCI's progress_count
      * when their completions were last signaled (cx_mt_reactivation.c) */
     atomic_int sleepers;
@@ -140,6 +139,20 @@ void MPIDI_CX_signal_sleepers(void);
 bool MPIDI_CX_force_trylock_failure(void);
 int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * d, MPIR_Request ** req, bool locked);
 void MPIDI_CX_drain_all(int vci);
+
+/* Ranks that outnumber their CPUs yield in their waits (cx_rank_yield.c). */
+extern bool MPIDI_CX_rank_yield_on;
+int MPIDI_CX_rank_yield_init(void);
+int MPIDI_CX_rank_yield_init_world(void);
+void MPIDI_CX_rank_yield_now(void);
+void MPIDI_CX_rank_yield_register_pvars(void);
+
+/* MPID_Progress_wait, after a poll that found nothing. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_yield(void)
+{
+    if (unlikely(MPIDI_CX_rank_yield_on))
+        MPIDI_CX_rank_yield_now();
+}
 void MPIDI_CX_resolve_issued(int vci);
 int MPIDI_CX_cancel(MPIR_Request * req);
 bool MPIDI_CX_progress_trylock_failed(int vci, int wait);
@@ -272,20 +285,16 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_CX_win_vci(MPIR_Win * win)
     return MPIDI_WIN(win, am_vci) % MPIDI_global.n_vcis;
 }
 
+int MPIDI_CX_win_drain_queued(MPIR_Win * win);
+
 /* A window synchronization call: one-sided operations still queued must be
  * issued before it counts what is outstanding; returns the error a queued
  * one has met, if any. */
 MPL_STATIC_INLINE_PREFIX int MPIDI_CX_win_drain(MPIR_Win * win)
 {
-    int err = MPI_SUCCESS;
-    if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ && MPIR_ThreadInfo.isThreaded) {
-        int vci = MPIDI_CX_win_vci(win);
-        MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);        /* entering runs the queue */
-        err = MPIDI_CX_global.rma_error[vci];
-        MPIDI_CX_global.rma_error[vci] = MPI_SUCCESS;
-        MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
-    }
-    return err;
+    if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ && MPIR_ThreadInfo.isThreaded)
+        return MPIDI_CX_win_drain_queued(win);
+    return MPI_SUCCESS;
 }
 
 /* MPICH's own model (or no threads yet): the inline direct path. */

@@ -30,6 +30,10 @@ static MPIDI_CX_PIP_space_t my_space(void)
 int MPIDI_CX_PIP_init_local(void)
 {
     register_pvars();
+    if (MPIR_CVAR_CH4_IPC_PIP_ENABLE != 0 && MPIR_CVAR_CH4_IPC_PIP_ENABLE != 1)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_IPC_PIP_ENABLE",
+                                         MPIR_CVAR_CH4_IPC_PIP_ENABLE,
+                                         "1 (single copy between tasks) or 0 (off)");
     if (MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD < 0)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD",
                                          MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD,
