@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Unit tests of the PiP runtime (src/pm/pip: mpich-cx-piphost), no MPI: a
 # test program loaded as several tasks of one process (private globals,
-# per-task exit codes, exit/_exit/return ending one task only, environments,
+# per-task exit codes, exit/_exit/_Exit/quick_exit/return ending one task only,
+# also called in a library of the task or in its C library, environments,
 # streams, a pointer dereferenced across tasks, threads inside a task, CPU
 # binding, a crash reported with its task) and the binaries PiP must refuse.
 # Builds into ${T_WORKDIR:-/tmp/cx-pip-tests}.
@@ -48,6 +49,48 @@ pip_test _exit-ends-one-task '
 pip_test return-runs-atexit '
     out=$($H $P return 0); echo "$out"
     grep -q "task 0: atexit handler ran" <<<"$out"'
+
+# NAME "ACTION CODE [ARG]" HANDLER [SETTING]: task 0 ends that way, with its
+# status reported, while task 1 goes on; HANDLER: which of its handlers ran
+# (atexit: also its buffered line flushed; none: nothing printed at all)
+ends_one() {
+    local code=${2#* }
+    pip_test "$1" "${4:-}"'
+        rc=0; out=$($H --status-fd 3 $P '"$2"' : $P late-exit 0 3>$d/st) || rc=$?
+        echo "$out"; cat $d/st; code='"${code%% *}"'
+        [ $rc = $code ]; grep -qx "0 exit $code" $d/st; grep -qx "1 exit 0" $d/st
+        grep -q "task 1: still running after the others" <<<"$out"
+        case '"$3"' in
+            atexit) grep -q "task 0: buffered line before" <<<"$out"
+                    grep -q "task 0: atexit handler ran" <<<"$out" ;;
+            at_quick_exit) grep -q "task 0: at_quick_exit handler ran" <<<"$out"
+                           ! grep -q "task 0: atexit" <<<"$out" ;;
+            none) ! grep -q "task 0" <<<"$out" ;;
+        esac'
+}
+ends_one quick_exit-ends-one-task "quick_exit 5" at_quick_exit
+ends_one errx-ends-one-task "errx 6" atexit     # exit called by the C library itself
+# called in a library of the task (as libgfortran's STOP calls exit)
+ends_one library-exit-ends-one-task "lib-exit 3" atexit
+ends_one library-_exit-ends-one-task "lib-_exit 4" none
+ends_one library-quick_exit-ends-one-task "lib-quick_exit 5" at_quick_exit
+ends_one dlopened-library-exit-ends-one-task "dlopen-exit 7 $work/libtask_late.so" atexit
+# where the C library's code cannot be changed: the GOT slots of every object
+for a in "exit 3|atexit" "_exit 4|none" "lib-exit 3|atexit" "lib-_exit 4|none"; do
+    n=${a%%|*}; ends_one "got-fallback/${n% *}-ends-one-task" "$n" "${a#*|}" \
+        "export MPICH_CX_PIP_EXIT_HOOK=got; "
+done
+ends_one got-fallback/quick_exit-ends-one-task "lib-quick_exit 5" none "export MPICH_CX_PIP_EXIT_HOOK=got; "
+
+# a child process of a task ends itself only; a thread a task created ends the host
+pip_test fork-child-exit '
+    out=$($H --status-fd 3 $P fork-exit 9 : $P late-exit 0 3>$d/st); echo "$out"; cat $d/st
+    grep -qx "task 0: child exited with 9" <<<"$out"
+    [ "$(grep -c "^0 exit" $d/st)" = 1 ]; grep -qx "0 exit 0" $d/st'
+pip_test thread-exit-ends-host '
+    rc=0; $H $P thread-exit 9 : $P late-exit 0 >$d/out 2>$d/err || rc=$?; cat $d/out $d/err
+    [ $rc = 9 ]; grep -q "exit(9) called on a thread a task created: ending every task" $d/err
+    ! grep -q "task 1" $d/out'
 
 pip_test status-fd '
     rc=0; $H --status-fd 3 $P return 0 : $P return 5 3>$d/status || rc=$?; cat $d/status

@@ -19,20 +19,14 @@
 #if defined(__x86_64__)
 #define CX_EM EM_X86_64
 #define CX_R_COPY R_X86_64_COPY
-#define CX_R_GLOB_DAT R_X86_64_GLOB_DAT
-#define CX_R_JUMP_SLOT R_X86_64_JUMP_SLOT
 #elif defined(__aarch64__)
 #define CX_EM EM_AARCH64
 #define CX_R_COPY R_AARCH64_COPY
-#define CX_R_GLOB_DAT R_AARCH64_GLOB_DAT
-#define CX_R_JUMP_SLOT R_AARCH64_JUMP_SLOT
 #else
 #error "MPICH-CX PiP supports x86_64 and aarch64"
 #endif
 
 #define REBUILD "rebuild it with mpich-cx's mpicc (or compile with -fPIC and link with -pie -rdynamic)"
-
-static const char *const hook_names[CX_PIP_NHOOKS] = { "exit", "_exit", "_Exit" };
 
 static bool in_file(const cx_pip_image_t * img, uint64_t off, uint64_t len)
 {
@@ -122,8 +116,7 @@ typedef struct {
     Elf64_Dyn *flags_1;
 } dyninfo_t;
 
-/* One relocation table: copy relocations refuse the program, the GOT slots
- * of exit/_exit/_Exit are remembered. */
+/* One relocation table: copy relocations refuse the program. */
 static int scan_relocs(const char *path, cx_pip_image_t * img, const Elf64_Phdr * ph, int phnum,
                        const dyninfo_t * d, uint64_t va, uint64_t size, char *err, size_t errlen)
 {
@@ -138,7 +131,7 @@ static int scan_relocs(const char *path, cx_pip_image_t * img, const Elf64_Phdr 
         va_to_off(img, ph, phnum, d->symtab, sizeof(Elf64_Sym), &symoff);
     for (uint64_t i = 0; i < size / sizeof(Elf64_Rela); i++) {
         uint32_t type = ELF64_R_TYPE(r[i].r_info), symi = ELF64_R_SYM(r[i].r_info);
-        if (type != CX_R_COPY && type != CX_R_GLOB_DAT && type != CX_R_JUMP_SLOT)
+        if (type != CX_R_COPY)
             continue;
         const char *name = "?";
         if (have_syms && symi && in_file(img, symoff + (uint64_t) symi * sizeof(Elf64_Sym),
@@ -147,18 +140,9 @@ static int scan_relocs(const char *path, cx_pip_image_t * img, const Elf64_Phdr 
             if (s->st_name < d->strsz)
                 name = img->data + stroff + s->st_name;
         }
-        if (type == CX_R_COPY)
-            return cx_pip_fail(err, errlen, "%s: has copy relocations (of '%s'): it was compiled "
-                        "without -fPIC, so it would not see its own C library's data when "
-                        "loaded as a PiP task; %s", path, name, REBUILD);
-        for (int h = 0; h < CX_PIP_NHOOKS; h++) {
-            if (strcmp(name, hook_names[h]))
-                continue;
-            if (img->nslots == CX_PIP_MAX_HOOK_SLOTS)
-                return cx_pip_fail(err, errlen, "%s: more than %d references to exit functions",
-                            path, CX_PIP_MAX_HOOK_SLOTS);
-            img->slots[img->nslots++] = (cx_pip_slot_t) {.hook = h,.vaddr = r[i].r_offset };
-        }
+        return cx_pip_fail(err, errlen, "%s: has copy relocations (of '%s'): it was compiled "
+                    "without -fPIC, so it would not see its own C library's data when "
+                    "loaded as a PiP task; %s", path, name, REBUILD);
     }
     return 0;
 }
@@ -191,10 +175,6 @@ int cx_pip_image_load(const char *path, cx_pip_image_t * img, char *err, size_t 
             dyn = &ph[i];
         else if (ph[i].p_type == PT_INTERP)
             interp = true;
-        else if (ph[i].p_type == PT_GNU_RELRO) {
-            img->relro_start = ph[i].p_vaddr;
-            img->relro_end = ph[i].p_vaddr + ph[i].p_memsz;
-        }
     }
     if (!dyn || !in_file(img, dyn->p_offset, dyn->p_filesz)) {
         cx_pip_fail(err, errlen, "%s: statically linked; PiP loads every rank with the dynamic "

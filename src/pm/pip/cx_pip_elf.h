@@ -17,28 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Calls into the C library a task must not make for the whole process:
- * their GOT slots are redirected to the host (cx_pip_task.c). */
-enum {
-    CX_PIP_HOOK_EXIT,
-    CX_PIP_HOOK__EXIT,
-    CX_PIP_HOOK__EXIT2,         /* _Exit */
-    CX_PIP_NHOOKS
-};
-
-#define CX_PIP_MAX_HOOK_SLOTS 16
-
-typedef struct {
-    int hook;                   /* CX_PIP_HOOK_* */
-    uint64_t vaddr;             /* the GOT slot, relative to the load base */
-} cx_pip_slot_t;
-
 typedef struct {
     char *data;                 /* the whole file, DF_1_PIE cleared */
     size_t size;
-    cx_pip_slot_t slots[CX_PIP_MAX_HOOK_SLOTS];
-    int nslots;
-    uint64_t relro_start, relro_end;    /* PT_GNU_RELRO (read-only after loading), or 0, 0 */
 } cx_pip_image_t;
 
 /* Reads and checks `path`.  0 on success; -1 with a message in err that

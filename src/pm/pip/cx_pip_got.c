@@ -1,5 +1,6 @@
 /*
- * MPICH-CX PiP: GOT slots of every object of a namespace (see cx_pip_got.h).
+ * MPICH-CX PiP: GOT slots of every object of a namespace, and a jump written
+ * over a function's start (see cx_pip_got.h).
  * The objects are loaded and relocated, so their dynamic sections are read
  * in memory; glibc has already added the load base to the addresses in
  * them on most architectures, which the `abs` helper accounts for either way.
@@ -62,7 +63,9 @@ static bool relro_range(const struct link_map *lm, uintptr_t * start, uintptr_t 
     return true;
 }
 
-int cx_pip_got_write(void **slot, void *fn, uintptr_t relro_start, uintptr_t relro_end)
+/* Writes fn into one GOT slot, made writable for it when in RELRO.  -1
+ * (errno) when that fails. */
+static int got_write(void **slot, void *fn, uintptr_t relro_start, uintptr_t relro_end)
 {
     long page = sysconf(_SC_PAGESIZE);
     uintptr_t start = (uintptr_t) slot & ~(uintptr_t) (page - 1);
@@ -111,7 +114,7 @@ static int redirect_in(struct link_map *lm, const char *symbol, void *fn, char *
             if ((type != CX_R_JUMP_SLOT && type != CX_R_GLOB_DAT) || !symi ||
                 symtab[symi].st_name >= strsz || strcmp(strtab + symtab[symi].st_name, symbol))
                 continue;
-            if (cx_pip_got_write((void **) (lm->l_addr + r[i].r_offset), fn, relro_start, relro_end))
+            if (got_write((void **) (lm->l_addr + r[i].r_offset), fn, relro_start, relro_end))
                 return cx_pip_fail(err, errlen, "%s: cannot redirect its %s: %s", lm->l_name, symbol,
                             strerror(errno));
             n++;
@@ -137,4 +140,54 @@ int cx_pip_got_redirect(void *handle, const char *symbol, void *fn, char *err, s
         total += n;
     }
     return total;
+}
+
+/* ---- a jump over a function's start ------------------------------------ */
+
+#if defined(__x86_64__)
+/* movabs $hook, %r11; jmp *%r11 */
+#define CX_STUB_SIZE 13
+static void make_stub(unsigned char *s, void *hook)
+{
+    uint64_t a = (uintptr_t) hook;
+    s[0] = 0x49, s[1] = 0xbb;
+    memcpy(s + 2, &a, 8);
+    s[10] = 0x41, s[11] = 0xff, s[12] = 0xe3;
+}
+#elif defined(__aarch64__)
+/* ldr x16, 8; br x16; .quad hook */
+#define CX_STUB_SIZE 16
+static void make_stub(unsigned char *s, void *hook)
+{
+    const uint32_t ldr = 0x58000050, br = 0xd61f0200;
+    uint64_t a = (uintptr_t) hook;
+    memcpy(s, &ldr, 4);
+    memcpy(s + 4, &br, 4);
+    memcpy(s + 8, &a, 8);
+}
+#endif
+
+int cx_pip_code_divert(void *fn, void *hook, char *err, size_t errlen)
+{
+    Dl_info info;
+    const ElfW(Sym) * sym = NULL;
+    if (!dladdr1(fn, &info, (void **) &sym, RTLD_DL_SYMENT) || !sym || info.dli_saddr != fn)
+        return cx_pip_fail(err, errlen, "no symbol at %p", fn);
+    if (sym->st_size < CX_STUB_SIZE)
+        return cx_pip_fail(err, errlen, "%s in %s: %zu bytes, too short for a jump",
+                           info.dli_sname, info.dli_fname, (size_t) sym->st_size);
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t) fn & ~(uintptr_t) (page - 1);
+    size_t len = ((uintptr_t) fn + CX_STUB_SIZE - start + (size_t) page - 1) & ~(size_t) (page - 1);
+    /* writable and still executable: no other thread may run this code now,
+     * but refusing W+X (SELinux execmem) leaves it untouched */
+    if (mprotect((void *) start, len, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+        return cx_pip_fail(err, errlen, "%s in %s: mprotect: %s", info.dli_sname, info.dli_fname,
+                           strerror(errno));
+    unsigned char stub[CX_STUB_SIZE];
+    make_stub(stub, hook);
+    memcpy(fn, stub, CX_STUB_SIZE);
+    __builtin___clear_cache((char *) fn, (char *) fn + CX_STUB_SIZE);
+    mprotect((void *) start, len, PROT_READ | PROT_EXEC);      /* stays W+X if refused */
+    return 0;
 }

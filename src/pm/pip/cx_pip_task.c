@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gnu/lib-names.h>      /* LIBC_SO */
 #include <link.h>
 #include <signal.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>          /* memfd_create */
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -25,49 +27,82 @@ static __thread cx_pip_task_t *current_task;
 
 /* ---- the end of a task ------------------------------------------------- */
 
-static _Noreturn void end_task(cx_pip_task_t * t, int code, cx_pip_end_t how)
+static pid_t host_pid;          /* the kernel's id of the host process */
+
+static _Noreturn void end_task(cx_pip_task_t * t, int code)
 {
-    if (how != CX_PIP_ENDED__EXIT) {
-        /* what exit() does in a process: the atexit handlers, then stdio */
-        if (t->ns_cxa_finalize)
-            t->ns_cxa_finalize(NULL);
-        if (t->ns_fflush)
-            t->ns_fflush(NULL);
-    }
     t->exit_code = code & 0xff;
-    t->how = how;
     longjmp(t->end, 1);
 }
 
-/* A task's own thread ends the task; exit from a thread a task created
- * cannot unwind that task's main, so it ends the host as it would end a
- * process (after saying so). */
-static _Noreturn void hooked_end(int code, cx_pip_end_t how, const char *fn)
+/* Runs instead of the _exit of a task's C library, which its exit, _exit,
+ * _Exit and quick_exit end in (after exit's atexit handlers and stdio flush,
+ * quick_exit's at_quick_exit handlers), whichever object of the task called
+ * them.  A child process of the task (fork, posix_spawn) ends as it would;
+ * a thread the task created cannot unwind the task's main, so it ends the
+ * host as it would end a process (after saying so). */
+static _Noreturn void task_exit_hook(int code)
 {
+    if (syscall(SYS_getpid) != host_pid)
+        _exit(code);
     cx_pip_task_t *t = current_task;
     if (t)
-        end_task(t, code, how);
-    fprintf(stderr, "mpich-cx-piphost: %s(%d) called on a thread a task created: "
-            "ending every task of this host\n", fn, code);
+        end_task(t, code);
+    fprintf(stderr, "mpich-cx-piphost: exit(%d) called on a thread a task created: "
+            "ending every task of this host\n", code);
     fflush(NULL);
     _exit(code);
 }
 
-static _Noreturn void hook_exit(int code)
+/* exit(code) for the task: its C library's own exit when its _exit is
+ * diverted, else what that does (the atexit handlers, then stdio). */
+static _Noreturn void task_exit(cx_pip_task_t * t, int code)
 {
-    hooked_end(code, CX_PIP_ENDED_EXIT, "exit");
+    if (t->ns_exit)
+        t->ns_exit(code);
+    if (t->ns_cxa_finalize)
+        t->ns_cxa_finalize(NULL);
+    if (t->ns_fflush)
+        t->ns_fflush(NULL);
+    task_exit_hook(code);
 }
 
-static _Noreturn void hook__exit(int code)
+/* Where the C library's code cannot be changed (W+X refused), the GOT slots
+ * of exit, _exit, _Exit and quick_exit of every object of the namespace are
+ * redirected instead (libraries the task dlopens later, the C library's own
+ * calls and at_quick_exit handlers are then missed). */
+static _Noreturn void got_exit(int code)
 {
-    hooked_end(code, CX_PIP_ENDED__EXIT, "_exit");
+    cx_pip_task_t *t = current_task;
+    if (t)
+        task_exit(t, code);
+    task_exit_hook(code);
 }
 
-static void *const hook_fns[CX_PIP_NHOOKS] = {
-    [CX_PIP_HOOK_EXIT] = (void *) hook_exit,
-    [CX_PIP_HOOK__EXIT] = (void *) hook__exit,
-    [CX_PIP_HOOK__EXIT2] = (void *) hook__exit,
-};
+static const char *const exit_names[] = { "exit", "_exit", "_Exit", "quick_exit" };
+
+/* Sends every way the task can end the process to task_exit_hook. */
+static int hook_exits(cx_pip_task_t * t, char *err, size_t errlen)
+{
+    Lmid_t ns;
+    void *libc = dlinfo(t->handle, RTLD_DI_LMID, &ns) ? NULL :
+        dlmopen(ns, LIBC_SO, RTLD_NOW | RTLD_NOLOAD);
+    void *ns_exit = libc ? dlsym(libc, "exit") : NULL;
+    void *ns__exit = libc ? dlsym(libc, "_exit") : NULL;
+    const char *mode = getenv("MPICH_CX_PIP_EXIT_HOOK");        /* "got": the fallback (tests) */
+    char why[256];
+    if (ns_exit && ns__exit && !(mode && !strcmp(mode, "got")) &&
+        !cx_pip_code_divert(ns__exit, (void *) task_exit_hook, why, sizeof(why))) {
+        t->ns_exit = (void (*)(int)) ns_exit;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(exit_names) / sizeof(exit_names[0]); i++) {
+        void *hook = i ? (void *) task_exit_hook : (void *) got_exit;
+        if (cx_pip_got_redirect(t->handle, exit_names[i], hook, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
 
 /* ---- process ids ----------------------------------------------------------- */
 
@@ -97,22 +132,6 @@ static pid_t(*const getpid_hooks[CX_PIP_MAX_TASKS]) (void) = {
 };
 
 /* ---- loading ------------------------------------------------------------- */
-
-/* Points the program's GOT slots of exit/_exit/_Exit at the hooks. */
-static int patch_exit_slots(cx_pip_task_t * t, char *err, size_t errlen)
-{
-    struct link_map *lm;
-    if (dlinfo(t->handle, RTLD_DI_LINKMAP, &lm) != 0)
-        return cx_pip_fail(err, errlen, "%s: dlinfo: %s", t->path, dlerror());
-    for (int i = 0; i < t->image.nslots; i++) {
-        cx_pip_slot_t *s = &t->image.slots[i];
-        if (cx_pip_got_write((void **) (lm->l_addr + s->vaddr), hook_fns[s->hook],
-                             lm->l_addr + t->image.relro_start, lm->l_addr + t->image.relro_end))
-            return cx_pip_fail(err, errlen, "%s: mprotect of its GOT failed: %s", t->path,
-                               strerror(errno));
-    }
-    return 0;
-}
 
 /* The task's stdin/stdout/stderr: streams of its own C library on the fds
  * it was given (dup'ed: the caller keeps its own). */
@@ -244,7 +263,9 @@ int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
         goto fn_fail;
     }
     task_slots[t->index] = t;
-    if (patch_exit_slots(t, err, errlen) || setup_stdio(t, err, errlen) ||
+    if (host_pid == 0)
+        host_pid = (pid_t) syscall(SYS_getpid);
+    if (hook_exits(t, err, errlen) || setup_stdio(t, err, errlen) ||
         record_own_fds(t, err, errlen) ||
         cx_pip_got_redirect(t->handle, "getpid", (void *) getpid_hooks[t->index], err,
                             errlen) < 0)
@@ -288,8 +309,7 @@ static void *task_thread(void *arg)
         int argc = 0;
         while (t->argv[argc])
             argc++;
-        int rc = t->main(argc, t->argv, t->envp);
-        end_task(t, rc, CX_PIP_ENDED_RETURN);   /* return from main = exit(rc) */
+        task_exit(t, t->main(argc, t->argv, t->envp));   /* return from main = exit */
     }
     current_task = NULL;
     close_task_files(t);

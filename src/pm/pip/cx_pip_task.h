@@ -4,8 +4,10 @@
  * It has its own globals, its own C library (own environ, own stdio
  * streams), libmpi and libfabric; all tasks share one address space.
  *
- * Process-wide effects a task must not have are redirected: its calls to
- * exit/_exit/_Exit (GOT slots of the program) end the task only, and so does
+ * Process-wide effects a task must not have are redirected: exit, _exit,
+ * _Exit and quick_exit, called by any object of its namespace (the program,
+ * libgfortran, a library it dlopens), end the task only, as they would end
+ * a process (its C library's _exit is diverted, cx_pip_got.h), and so does
  * returning from main; a crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)
  * is reported with the task's index before the host dies of it; getpid()
  * in every object of the task's namespace (cx_pip_got.h) returns a value
@@ -29,12 +31,6 @@
 
 #define CX_PIP_MAX_TASKS 15
 
-typedef enum {
-    CX_PIP_ENDED_RETURN,        /* returned from main */
-    CX_PIP_ENDED_EXIT,          /* exit() */
-    CX_PIP_ENDED__EXIT          /* _exit() or _Exit(): no atexit handlers, no flush */
-} cx_pip_end_t;
-
 typedef struct cx_pip_task {
     /* set by the caller */
     int index;
@@ -52,6 +48,7 @@ typedef struct cx_pip_task {
     cx_pip_image_t image;
     void *handle;
     int (*main)(int, char **, char **);
+    void (*ns_exit)(int);       /* its C library's exit, once its _exit is diverted */
     int (*ns_fflush)(FILE *);
     int (*ns_fclose)(FILE *);
     FILE *streams[3];           /* the task's stdin/stdout/stderr streams we opened */
@@ -63,7 +60,6 @@ typedef struct cx_pip_task {
     pid_t vpid;                 /* what the task's getpid() returns (its thread id) */
     jmp_buf end;
     int exit_code;              /* 0-255, as a process's exit status */
-    cx_pip_end_t how;
     char crash_msg[256];        /* written by the crash handler */
 } cx_pip_task_t;
 

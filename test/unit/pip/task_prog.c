@@ -2,9 +2,15 @@
  * A program the PiP runtime tests load as tasks (test/unit/pip.sh).  What
  * it does is chosen by its arguments:
  *   info                 print index, the address and value of a global
- *   return N | exit N | _exit N
+ *   return N | exit N | _exit N | quick_exit N | errx N
  *                        end with code N that way (exit runs an atexit
- *                        handler; all print a buffered line first)
+ *                        handler, quick_exit an at_quick_exit one; all print a
+ *                        buffered line first)
+ *   lib-exit N | lib-_exit N | lib-quick_exit N
+ *                        the same, called in libtask_lib.so (linked with it)
+ *   dlopen-exit N LIB    the same, in LIB, dlopen'ed by the task
+ *   fork-exit N          a child process calls exit(N); print its status
+ *   thread-exit N        a thread it starts calls exit(N)
  *   env NAME             print the variable
  *   publish DIR          write the address of a filled global buffer to DIR/ptr
  *   deref DIR            wait for DIR/ptr, read the peer's buffer through it
@@ -18,6 +24,8 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dlfcn.h>
+#include <err.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -27,6 +35,11 @@
 #include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <sys/wait.h>
+
+#ifdef TASK_LIB
+void task_lib_end(const char *how, int code);   /* libtask_lib.so */
+#endif
 
 static int counter;             /* private per task */
 static char buffer[64];
@@ -41,6 +54,17 @@ static int my_index(void)
 static void at_exit_handler(void)
 {
     printf("task %d: atexit handler ran\n", my_index());
+}
+
+static void at_quick_exit_handler(void)
+{
+    printf("task %d: at_quick_exit handler ran\n", my_index());
+    fflush(stdout);     /* quick_exit does not flush */
+}
+
+static void *exit_in_thread(void *arg)
+{
+    exit(*(int *) arg);
 }
 
 static void *bump(void *arg)
@@ -73,14 +97,58 @@ int main(int argc, char **argv)
                counter, (void *) &counter);
         return 0;
     }
-    if (!strcmp(what, "return") || !strcmp(what, "exit") || !strcmp(what, "_exit")) {
+    const char *ends[] = { "return", "exit", "_exit", "quick_exit", "errx", "lib-exit",
+        "lib-_exit", "lib-quick_exit", "dlopen-exit"
+    };
+    for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+        if (strcmp(what, ends[i]))
+            continue;
+        int code = atoi(arg);
         atexit(at_exit_handler);
+        at_quick_exit(at_quick_exit_handler);
         printf("task %d: buffered line before %s\n", my_index(), what);      /* not flushed */
         if (!strcmp(what, "exit"))
-            exit(atoi(arg));
+            exit(code);
         if (!strcmp(what, "_exit"))
-            _exit(atoi(arg));
-        return atoi(arg);
+            _exit(code);
+        if (!strcmp(what, "quick_exit"))
+            quick_exit(code);
+        if (!strcmp(what, "errx"))
+            errx(code, "task %d: errx", my_index());    /* the C library calls exit */
+#ifdef TASK_LIB
+        if (!strncmp(what, "lib-", 4))
+            task_lib_end(what + 4, code);
+        if (!strcmp(what, "dlopen-exit")) {
+            void *lib = dlopen(argc > 3 ? argv[3] : "", RTLD_NOW);
+            void (*end)(const char *, int) = lib ? (void (*)(const char *, int))
+                dlsym(lib, "task_lib_end") : NULL;
+            if (!end) {
+                fprintf(stderr, "task_prog: %s\n", dlerror());
+                return 2;
+            }
+            end("exit", code);
+        }
+#endif
+        return code;
+    }
+    if (!strcmp(what, "thread-exit")) {
+        static int code;
+        pthread_t t;
+        code = atoi(arg);
+        pthread_create(&t, NULL, exit_in_thread, &code);
+        pthread_join(t, NULL);
+        return 0;
+    }
+    if (!strcmp(what, "fork-exit")) {
+        atexit(at_exit_handler);
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0)
+            exit(atoi(arg));    /* the child's own end (its atexit handler prints) */
+        int status = 0;
+        waitpid(child, &status, 0);
+        printf("task %d: child exited with %d\n", my_index(), WEXITSTATUS(status));
+        return 0;
     }
     if (!strcmp(what, "late-exit")) {
         pause_ms(200);
