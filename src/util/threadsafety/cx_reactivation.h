@@ -49,6 +49,26 @@
  *   (f) "at most one server" holds because every server/list change happens
  *       under the external lock; a force-woken thread that finds a new
  *       server simply waits again.
+ *
+ * Nested waits (MPICH-CX's; issue 28): the progress a loop polls may itself
+ * make a blocking call (MPICH's schedule callbacks and progress hooks do:
+ * MPI_Comm_idup's context id comes from a blocking MPI_Allreduce run inside
+ * the poll of the thread's own MPI_Wait), and that call runs a progress
+ * loop of its own on the same thread.  Such a loop must never sleep as a
+ * waiter: if its thread holds the server role nobody else ever polls (the
+ * others wait for a server that sleeps), and it may hold locks of the
+ * progress engine that the server needs.  cx_reactivation_enter tells a
+ * loop whether it is the thread's outermost one (it may elect itself or
+ * sleep) or nested: then it only polls, for every waiter if an outer loop
+ * of its thread serves, and neither elects nor resigns, so the role is
+ * neither lost nor held twice.
+ *
+ * A blocking call inside a poll that is no such loop (an MPI_Test) is the
+ * outermost loop of its thread and may sleep; should the server then block
+ * on a lock that sleeper holds, nobody would poll either.  So waiters sleep
+ * with a time limit (USC too) and watch the server: a waiter whose timed
+ * sleep ended CX_SERVER_STALL_TIMEOUTS times in a row without a poll of
+ * the server in between polls once itself (cx_server_watch_stalled).
  */
 #ifndef CX_REACTIVATION_H_INCLUDED
 #define CX_REACTIVATION_H_INCLUDED
@@ -87,6 +107,8 @@ typedef struct {
     unsigned long counted_wakeups;      /* wakes by a completion (count reached 0) */
     unsigned long forced_wakeups;       /* wakes to hand over the server role */
     unsigned long handover_timeouts;    /* timed waits that ended without a wake */
+    unsigned long server_polls; /* polls of the server (cx_reactivation_polled) */
+    unsigned long stall_polls;  /* waiters that polled for a stalled server */
 } cx_reactivation_t;
 
 static inline void cx_scount_init(cx_scount_t *c, int kind)
@@ -139,9 +161,10 @@ static inline void cx_scount__wake(cx_scount_t *c)
 }
 
 /* Called with the external lock held; returns with it held again (taken
- * with lock_low). Returns after a wake, counted or forced, or (KSC with
- * timeout_ns > 0) once timeout_ns passed without one: false then. The
- * caller re-checks its requests either way. */
+ * with lock_low). Returns after a wake, counted or forced, or (timeout_ns >
+ * 0) once timeout_ns passed without one: false then (a USC waiter looks at
+ * the clock only once its spins are over, between yields). The caller
+ * re-checks its requests either way. */
 static inline bool cx_scount_wait_timed(cx_scount_t *c, void (*unlock) (void *),
                                         void (*lock_low) (void *), void *lockctx,
                                         long timeout_ns)
@@ -168,14 +191,29 @@ static inline bool cx_scount_wait_timed(cx_scount_t *c, void (*unlock) (void *),
         atomic_store_explicit(&c->signaled, 0, memory_order_relaxed);
         pthread_mutex_unlock(&c->m);
     } else {
+        /* the time limit is read only once spinning is over */
         unsigned spins = 0;
+        bool timing = false;
+        struct timespec until, now;
         while (!atomic_load_explicit(&c->signaled, memory_order_acquire)) {
             if (spins < CX_SCOUNT_USC_SPINS) {
                 spins++;
                 cx_cpu_relax();
-            } else {
-                sched_yield();
+                continue;
             }
+            if (timeout_ns > 0) {
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (!timing) {
+                    timing = true;
+                    until.tv_sec = now.tv_sec + (now.tv_nsec + timeout_ns) / 1000000000L;
+                    until.tv_nsec = (now.tv_nsec + timeout_ns) % 1000000000L;
+                } else if (now.tv_sec > until.tv_sec ||
+                           (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec)) {
+                    woken = atomic_load_explicit(&c->signaled, memory_order_acquire);
+                    break;
+                }
+            }
+            sched_yield();
         }
         atomic_store_explicit(&c->signaled, 0, memory_order_relaxed);
     }
@@ -194,6 +232,7 @@ static inline void cx_reactivation_init(cx_reactivation_t *r)
     r->server_present = false;
     r->head = r->tail = NULL;
     r->elections = r->counted_wakeups = r->forced_wakeups = r->handover_timeouts = 0;
+    r->server_polls = r->stall_polls = 0;
 }
 
 /* No server: the caller becomes it. */
@@ -283,6 +322,97 @@ static inline void cx_reactivation_signal(cx_reactivation_t *r, cx_scount_t *c)
     cx_reactivation_remove_waiter(r, c);
     r->counted_wakeups++;
     cx_scount__wake(c);
+}
+
+/* ---- nesting (see the top of this file) ---- */
+
+/* One per thread. */
+typedef struct {
+    int depth;                  /* progress loops entered and not left */
+    bool serving;               /* the outermost one holds the server role */
+} cx_reactivation_self_t;
+
+typedef enum {
+    CX_NEST_OUTER,              /* outermost loop: elect, sleep, resign as usual */
+    CX_NEST_POLL,               /* nested: poll only, never sleep */
+    CX_NEST_SERVE               /* nested in the server: poll for everyone, never sleep */
+} cx_nest_t;
+
+/* At the start of a loop (no lock needed: thread-local); every enter is
+ * matched by a cx_reactivation_leave. */
+static inline cx_nest_t cx_reactivation_enter(cx_reactivation_self_t *s)
+{
+    if (s->depth++ == 0)
+        return CX_NEST_OUTER;
+    return s->serving ? CX_NEST_SERVE : CX_NEST_POLL;
+}
+
+static inline void cx_reactivation_leave(cx_reactivation_self_t *s)
+{
+    s->depth--;
+}
+
+/* try_elect for the loop s is in: only an outermost loop may become the
+ * server, and its thread then serves until cx_reactivation_resign_as. */
+static inline bool cx_reactivation_try_elect_as(cx_reactivation_t *r, cx_reactivation_self_t *s)
+{
+    if (s->depth != 1 || s->serving || !cx_reactivation_try_elect(r))
+        return false;
+    s->serving = true;
+    return true;
+}
+
+/* The outermost loop of the server leaves (lazy: cx_reactivation_resign_lazy). */
+static inline void cx_reactivation_resign_as(cx_reactivation_t *r, cx_reactivation_self_t *s,
+                                             bool lazy)
+{
+    s->serving = false;
+    if (lazy)
+        cx_reactivation_resign_lazy(r);
+    else
+        cx_reactivation_resign(r);
+}
+
+/* ---- a waiter watching the server (see the top of this file) ---- */
+
+/* Timed sleeps in a row, with no poll of the server in between, after which
+ * a waiter polls itself: 2 so that a server parked for its longest park
+ * (as long as one sleep) is not taken for stalled. */
+#define CX_SERVER_STALL_TIMEOUTS 2
+
+typedef struct {
+    unsigned long polls;        /* server_polls when last seen to move */
+    int quiet;                  /* timed sleeps since */
+} cx_server_watch_t;
+
+/* The server after each of its polls (under the external lock). */
+static inline void cx_reactivation_polled(cx_reactivation_t *r)
+{
+    r->server_polls++;
+}
+
+/* A waiter, when its wait begins (under the external lock). */
+static inline void cx_server_watch_start(cx_reactivation_t *r, cx_server_watch_t *w)
+{
+    w->polls = r->server_polls;
+    w->quiet = 0;
+}
+
+/* A waiter whose timed sleep ended without a wake (under the external
+ * lock): true when it should poll once itself, the server having polled
+ * nothing for CX_SERVER_STALL_TIMEOUTS sleeps in a row. */
+static inline bool cx_server_watch_stalled(cx_reactivation_t *r, cx_server_watch_t *w)
+{
+    if (!r->server_present || r->server_polls != w->polls) {
+        w->polls = r->server_polls;
+        w->quiet = 0;
+        return false;
+    }
+    if (++w->quiet < CX_SERVER_STALL_TIMEOUTS)
+        return false;
+    w->quiet = 0;
+    r->stall_polls++;
+    return true;
 }
 
 /* Waiting that adapts to crowding (MPICH-CX's MPIR_CVAR_CH4_CX_WAIT=auto):

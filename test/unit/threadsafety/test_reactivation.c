@@ -8,8 +8,16 @@
  * protocol of cx_reactivation.h: one server polls, the others sleep.
  *
  *     test_reactivation unit
- *     test_reactivation usc|ksc      scripted hand-overs + stress
+ *     test_reactivation usc|ksc      scripted hand-overs, nested waits, a
+ *                                    stalled server + stress
  *     test_reactivation idle         the server's move to SCHED_IDLE and back
+ *
+ * Nested waits: an operation may carry a completion callback that makes a
+ * blocking wait of its own from inside the poll that completed it, on the
+ * polling thread (MPICH's schedule callbacks do: MPI_Comm_idup's context id
+ * comes from a blocking MPI_Allreduce run inside whoever's poll), with the
+ * same progress loop; cx_reactivation_enter tells that loop it is nested,
+ * so it polls and never sleeps, even in the server's thread.
  *
  * usc runs with CLHub as the external lock (acquire / acquire_low), ksc with
  * a pthread mutex; both also run the stress with a ticket lock.
@@ -60,6 +68,8 @@ typedef struct {
     atomic_int posted;          /* owner, under the lock; read by the NIC */
     atomic_int arrived;         /* NIC */
     bool complete;
+    bool running;               /* its completion callback runs (nests) */
+    bool nests;                 /* completing it waits for the owner's inner op */
     cx_scount_t *sc;
 } op_t;
 
@@ -67,6 +77,8 @@ typedef struct {
     op_t ops[MAXOPS];
     int nops;
     cx_scount_t sc;
+    op_t inner;                 /* what a nesting callback waits for */
+    cx_scount_t inner_sc;       /* never armed: a nested wait never sleeps */
     bool elected;
     int wait_returns;           /* scount_wait returns in the current wait */
     atomic_int in_wait;         /* 1 while inside the progress loop */
@@ -74,6 +86,8 @@ typedef struct {
     int rounds;
     int kind;
     int waitall_every;          /* stress: every n-th round waits for 3 ops */
+    int nest_every;             /* stress: every n-th round's op nests */
+    bool timed;                 /* waiters sleep with a limit and watch the server */
     t_thread_t th;
 } actor_t;
 
@@ -82,14 +96,37 @@ static int nactors;
 static cx_reactivation_t R;
 static int nservers;            /* under the lock: must stay <= 1 */
 static atomic_int stop_nic;
+static _Thread_local cx_reactivation_self_t self;
+/* nested loops seen, by kind (under the lock); sleeps of a nested loop */
+static unsigned long nested_polls, nested_serves, nested_sleeps;
+static atomic_int server_stuck; /* scripted: the server stops polling */
+static atomic_int server_is_stuck;
+static double stalled_took_ms;  /* stalled_server: W's completion took */
 
+#define TIMED_NS 1000000L       /* timed sleeps: 1 ms, as CX_SCOUNT_KSC_HANDOVER_NS */
+
+static void progress_loop(actor_t * a, op_t * ops, int nops, cx_scount_t * sc);
+
+/* lock held; a nesting op's callback runs a blocking wait on the polling
+ * thread, as MPICH's schedule callbacks do */
 static bool poll_network(void)
 {
     bool made = false;
     for (int t = 0; t < nactors; t++) {
-        for (int k = 0; k < A[t].nops; k++) {
-            op_t *op = &A[t].ops[k];
-            if (atomic_load(&op->posted) && atomic_load(&op->arrived) && !op->complete) {
+        for (int k = 0; k <= A[t].nops; k++) {
+            op_t *op = k < A[t].nops ? &A[t].ops[k] : &A[t].inner;
+            if (atomic_load(&op->posted) && atomic_load(&op->arrived) && !op->complete &&
+                !op->running) {
+                if (op->nests) {
+                    op_t *in = &A[t].inner;
+                    op->running = true;
+                    in->complete = false;
+                    in->sc = &A[t].inner_sc;
+                    atomic_store(&in->arrived, 0);
+                    atomic_store(&in->posted, 1);
+                    progress_loop(&A[t], in, 1, &A[t].inner_sc);
+                    op->running = false;
+                }
                 op->complete = true;
                 atomic_store(&op->posted, 0);
                 /* completion callback: counted signal */
@@ -101,59 +138,112 @@ static bool poll_network(void)
     return made;
 }
 
-static int pending_ops(actor_t * a)
+static int pending_of(op_t * ops, int nops)
 {
     int n = 0;
-    for (int k = 0; k < a->nops; k++)
-        n += !a->ops[k].complete;
+    for (int k = 0; k < nops; k++)
+        n += !ops[k].complete;
     return n;
 }
 
 /* post nops operations (lock held) */
-static void post_ops(actor_t * a, int nops)
+static void post_ops(actor_t * a, int nops, bool nests)
 {
     a->nops = nops;
     for (int k = 0; k < nops; k++) {
         a->ops[k].complete = false;
+        a->ops[k].running = false;
+        a->ops[k].nests = nests && k == 0;
         a->ops[k].sc = &a->sc;
         atomic_store(&a->ops[k].arrived, 0);
         atomic_store(&a->ops[k].posted, 1);
     }
 }
 
-/* MPI_Wait / MPI_Waitall: lock held on entry and exit */
-static void progress_wait(actor_t * a)
+/* MPI_Wait / MPI_Waitall, and a nested wait: lock held on entry and exit.
+ * Only the outermost loop of a thread may elect itself, sleep or resign;
+ * a nested one polls (poll_network polls for everyone, as a serving
+ * nested loop must). */
+static void progress_loop(actor_t * a, op_t * ops, int nops, cx_scount_t * sc)
 {
+    cx_nest_t nest = cx_reactivation_enter(&self);
+    if (nest != CX_NEST_OUTER) {
+        if (nest == CX_NEST_SERVE)
+            nested_serves++;
+        else
+            nested_polls++;
+        CHECK(self.serving == (nest == CX_NEST_SERVE), "nested %d in a thread serving %d", nest,
+              self.serving);
+        while (pending_of(ops, nops) > 0) {
+            if (poll_network())
+                continue;
+            CHECK(!cx_reactivation_try_elect_as(&R, &self), "a nested loop took the server role");
+            X->unlock(X->ctx);
+            sched_yield();
+            X->lock_low(X->ctx);
+        }
+        cx_reactivation_leave(&self);
+        return;
+    }
+    cx_server_watch_t watch;
+    cx_server_watch_start(&R, &watch);
     a->elected = false;
     a->wait_returns = 0;
     atomic_store(&a->in_wait, 1);
-    while (pending_ops(a) > 0) {
-        if (poll_network())
+    bool poll = true;           /* not after a timed sleep: that is the server's job */
+    while (pending_of(ops, nops) > 0) {
+        if ((poll || a->elected) && poll_network()) {
+            if (a->elected)
+                cx_reactivation_polled(&R);
             continue;
-        if (!a->elected && cx_reactivation_try_elect(&R)) {
+        }
+        poll = true;
+        if (!a->elected && cx_reactivation_try_elect_as(&R, &self)) {
             a->elected = true;
             nservers++;
             CHECK(nservers == 1, "%d servers at once", nservers);
         }
         if (a->elected) {
+            cx_reactivation_polled(&R);
             X->unlock(X->ctx);
             sched_yield();
+            while (atomic_load(&server_stuck)) {    /* blocked elsewhere */
+                atomic_store(&server_is_stuck, 1);
+                sched_yield();
+            }
+            atomic_store(&server_is_stuck, 0);
             X->lock_low(X->ctx);
         } else {
-            cx_scount_arm(&a->sc, pending_ops(a));
-            cx_reactivation_add_waiter(&R, &a->sc);
-            cx_scount_wait(&a->sc, X->unlock, X->lock_low, X->ctx);
+            if (self.depth != 1)
+                nested_sleeps++;
+            cx_scount_arm(sc, pending_of(ops, nops));
+            cx_reactivation_add_waiter(&R, sc);
+            bool woken = cx_scount_wait_timed(sc, X->unlock, X->lock_low, X->ctx,
+                                              a->timed ? TIMED_NS : 0);
             a->wait_returns++;
+            if (!woken) {
+                cx_reactivation_remove_waiter(&R, sc);
+                poll = false;
+                if (cx_server_watch_stalled(&R, &watch))
+                    poll_network();     /* in place of the server */
+            }
         }
     }
-    cx_reactivation_remove_waiter(&R, &a->sc);
+    cx_reactivation_remove_waiter(&R, sc);
     if (a->elected) {
         nservers--;
-        cx_reactivation_resign(&R);
+        cx_reactivation_resign_as(&R, &self, false);
     } else {
         cx_reactivation_wake_next(&R);
     }
+    CHECK(!self.serving, "still serving after the wait");
     atomic_store(&a->in_wait, 0);
+    cx_reactivation_leave(&self);
+}
+
+static void progress_wait(actor_t * a)
+{
+    progress_loop(a, a->ops, a->nops, &a->sc);
 }
 
 static void *actor_thread(void *p)
@@ -163,8 +253,9 @@ static void *actor_thread(void *p)
     uint32_t seed = 12345u + (uint32_t) t->id * 7919u;
     for (int r = 0; r < a->rounds; r++) {
         int nops = (a->waitall_every && r % a->waitall_every == 0) ? 3 : 1;
+        bool nests = a->nest_every && r % a->nest_every == a->nest_every - 1;
         X->lock(X->ctx);
-        post_ops(a, nops);
+        post_ops(a, nops, nests);
         X->unlock(X->ctx);
         if (t_rand(&seed) % 4 == 0)
             sched_yield();
@@ -182,8 +273,8 @@ static void *nic_thread(void *p)
     uint32_t seed = 4242;
     while (!atomic_load(&stop_nic)) {
         for (int t = 0; t < nactors; t++) {
-            for (int k = 0; k < MAXOPS; k++) {
-                op_t *op = &A[t].ops[k];
+            for (int k = 0; k <= MAXOPS; k++) {
+                op_t *op = k < MAXOPS ? &A[t].ops[k] : &A[t].inner;
                 if (atomic_load(&op->posted) && !atomic_load(&op->arrived) && t_rand(&seed) % 3 == 0)
                     atomic_store(&op->arrived, 1);
             }
@@ -198,9 +289,14 @@ static void world_init(int n, int kind)
     cx_reactivation_init(&R);
     nservers = 0;
     nactors = n;
+    nested_polls = nested_serves = nested_sleeps = 0;
+    atomic_store(&server_stuck, 0);
     for (int i = 0; i < MAXT; i++) {
         memset(&A[i].ops, 0, sizeof(A[i].ops));
+        memset(&A[i].inner, 0, sizeof(A[i].inner));
         A[i].nops = 0;
+        A[i].nest_every = 0;
+        A[i].timed = false;
         A[i].elected = false;
         A[i].wait_returns = 0;
         atomic_store(&A[i].in_wait, 0);
@@ -209,6 +305,7 @@ static void world_init(int n, int kind)
         A[i].kind = kind;
         A[i].waitall_every = 0;
         cx_scount_init(&A[i].sc, kind);
+        cx_scount_init(&A[i].inner_sc, kind);
     }
 }
 
@@ -218,8 +315,10 @@ static void world_check_idle(void)
     CHECK(nservers == 0 && !R.server_present, "a server is left");
     CHECK(R.head == NULL && R.tail == NULL, "waiters are left in the list");
     X->unlock(X->ctx);
-    for (int i = 0; i < MAXT; i++)
+    for (int i = 0; i < MAXT; i++) {
         cx_scount_destroy(&A[i].sc);
+        cx_scount_destroy(&A[i].inner_sc);
+    }
 }
 
 /* read something under the external lock */
@@ -316,9 +415,71 @@ static void ksc_spurious(void)
     world_check_idle();
 }
 
+/* The server's poll completes an operation whose callback waits for
+ * another one (a nested loop on the server's thread, as MPICH's schedule
+ * callbacks run blocking calls inside the poll): the nested loop must poll
+ * for everyone (W, asleep, is woken by its polls) and never sleep, and the
+ * role stays with S, elected once, resigned once.  A nested loop that
+ * behaved as an outermost one would sleep as a waiter of a server that is
+ * its own thread, and nobody would poll: W's completion would time out. */
+static void nested_server(int kind)
+{
+    world_init(2, kind);
+    A[S_].nest_every = 1;
+    start_actor(S_, 1, true);
+    start_actor(W_, 1, false);
+    atomic_store(&A[S_].ops[0].arrived, 1);
+    WAIT_UNTIL(LOCKED(A[S_].ops[0].running && atomic_load(&A[S_].inner.posted)));
+    arrive(W_, 0);
+    t_join(&A[W_].th);
+    CHECK(LOCKED(nested_serves == 1 && nested_polls == 0 && nested_sleeps == 0 &&
+                 R.server_present && A[S_].elected && R.elections == 1 && A[W_].wait_returns == 1),
+          "nested loop in the server: %lu serving, %lu polling, %lu sleeps, server %d, "
+          "%lu elections, W woken %d times", nested_serves, nested_polls, nested_sleeps,
+          R.server_present, R.elections, A[W_].wait_returns);
+    atomic_store(&A[S_].inner.arrived, 1);
+    t_join(&A[S_].th);
+    CHECK(R.elections == 1 && A[S_].wait_returns == 0, "%lu elections, S slept %d times",
+          R.elections, A[S_].wait_returns);
+    world_check_idle();
+}
+
+/* A server that stops polling (blocked elsewhere: on a lock that a thread
+ * asleep as a waiter holds, say): W, sleeping with a time limit, polls in
+ * its place after CX_SERVER_STALL_TIMEOUTS sleeps with no poll of the
+ * server, and completes. */
+static void stalled_server(int kind)
+{
+    world_init(2, kind);
+    A[W_].timed = true;
+    start_actor(S_, 1, true);
+    start_actor(W_, 1, false);
+    /* some 20 timed sleeps of W while S polls (a poll of W in between
+     * would mean S got no core for 2 ms: possible on a loaded machine, so
+     * not checked here; the unit test checks the rule) */
+    t_sleep_ms(20);
+    atomic_store(&server_stuck, 1);
+    WAIT_UNTIL(atomic_load(&server_is_stuck));
+    double t0 = t_now();
+    arrive(W_, 0);
+    t_join(&A[W_].th);
+    double took = t_now() - t0;
+    unsigned long stalls = LOCKED(R.stall_polls);
+    CHECK(stalls >= 1 && atomic_load(&server_is_stuck), "W completed with %lu polls in place "
+          "of the stalled server", stalls);
+    atomic_store(&server_stuck, 0);
+    arrive(S_, 0);
+    t_join(&A[S_].th);
+    world_check_idle();
+    stalled_took_ms = 1e3 * took;
+}
+
 /* ---- stress: many rounds, random arrivals; any lost wake-up hangs ---- */
 
-static void stress(int kind, const ext_lock_t * lock, int nthreads, int rounds)
+/* nest_every: every n-th round's first op nests (0: none); timed: waiters
+ * sleep with a limit and watch the server */
+static void stress_as(int kind, const ext_lock_t * lock, int nthreads, int rounds, int nest_every,
+                      bool timed)
 {
     t_thread_t nic;
     double t0 = t_now();
@@ -329,6 +490,8 @@ static void stress(int kind, const ext_lock_t * lock, int nthreads, int rounds)
     for (int i = 0; i < nthreads; i++) {
         A[i].rounds = rounds;
         A[i].waitall_every = 3;
+        A[i].nest_every = nest_every;
+        A[i].timed = timed;
         t_start(&A[i].th, i, actor_thread, NULL);
     }
     for (int i = 0; i < nthreads; i++) {
@@ -338,11 +501,22 @@ static void stress(int kind, const ext_lock_t * lock, int nthreads, int rounds)
     }
     atomic_store(&stop_nic, 1);
     t_join(&nic);
-    printf("reactivation stress %s/%s: %d threads x %d rounds: %lu elections, %lu counted and %lu "
-           "forced wake-ups: ok (%.2fs)\n", kind == CX_SCOUNT_USC ? "usc" : "ksc", lock->name,
-           nthreads, rounds, R.elections, R.counted_wakeups, R.forced_wakeups, t_now() - t0);
+    printf("reactivation stress %s/%s%s%s: %d threads x %d rounds: %lu elections, %lu counted and "
+           "%lu forced wake-ups, %lu nested loops serving and %lu polling, %lu stall polls: ok "
+           "(%.2fs)\n", kind == CX_SCOUNT_USC ? "usc" : "ksc", lock->name,
+           nest_every ? ", nested" : "", timed ? ", timed" : "", nthreads, rounds, R.elections,
+           R.counted_wakeups, R.forced_wakeups, nested_serves, nested_polls, R.stall_polls,
+           t_now() - t0);
     CHECK(R.elections > 0 && R.counted_wakeups > 0, "no election or no counted wake-up happened");
+    CHECK(nested_sleeps == 0, "nested loops slept %lu times", nested_sleeps);
+    if (nest_every)
+        CHECK(nested_serves + nested_polls > 0, "no nested loop ran");
     world_check_idle();
+}
+
+static void stress(int kind, const ext_lock_t * lock, int nthreads, int rounds)
+{
+    stress_as(kind, lock, nthreads, rounds, 0, false);
 }
 
 /* ---- single-threaded unit checks ---- */
@@ -434,6 +608,67 @@ static void unit_test(void)
     pthread_mutex_unlock(&m);
     CHECK(woken && waited < 5.0, "timed wait after a signal: woken %d after %.2f s", woken, waited);
     CHECK(r.head == NULL && r.tail == NULL, "list not empty");
+
+    /* USC waits keep a time limit too (checked between yields, after the
+     * spins) */
+    cx_scount_arm(&c[0], 1);
+    pthread_mutex_lock(&m);
+    t0 = t_now();
+    woken = cx_scount_wait_timed(&c[0], mutex_unlock, mutex_lock, &m, 20000000L);
+    waited = t_now() - t0;
+    pthread_mutex_unlock(&m);
+    CHECK(!woken && waited >= 0.019 && waited < 5.0, "USC timed wait: woken %d after %.4f s of 0.02",
+          woken, waited);
+    cx_reactivation_signal(&r, &c[0]);
+    pthread_mutex_lock(&m);
+    woken = cx_scount_wait_timed(&c[0], mutex_unlock, mutex_lock, &m, 10L * 1000000000L);
+    pthread_mutex_unlock(&m);
+    CHECK(woken && !atomic_load(&c[0].signaled), "USC timed wait after a signal");
+
+    /* nesting: only a thread's outermost loop elects itself and resigns; a
+     * loop nested in it is told to poll, for everyone if the outer serves */
+    cx_reactivation_self_t s = { 0 };
+    unsigned long elections = r.elections;
+    CHECK(cx_reactivation_enter(&s) == CX_NEST_OUTER, "first loop not outermost");
+    CHECK(cx_reactivation_enter(&s) == CX_NEST_POLL, "nested in a non-server: not told to poll");
+    CHECK(!cx_reactivation_try_elect_as(&r, &s) && !r.server_present && r.elections == elections,
+          "a nested loop elected itself");
+    cx_reactivation_leave(&s);
+    CHECK(cx_reactivation_try_elect_as(&r, &s) && s.serving && r.server_present,
+          "the outermost loop did not become the server");
+    CHECK(!cx_reactivation_try_elect_as(&r, &s) && r.elections == elections + 1,
+          "a server elected itself again");
+    CHECK(cx_reactivation_enter(&s) == CX_NEST_SERVE && cx_reactivation_enter(&s) == CX_NEST_SERVE,
+          "nested in the server: not told to serve (depth 2 and 3)");
+    CHECK(!cx_reactivation_try_elect_as(&r, &s) && s.serving && r.server_present,
+          "a nested loop changed the role");
+    cx_reactivation_leave(&s);
+    cx_reactivation_leave(&s);
+    CHECK(s.depth == 1 && s.serving && r.server_present, "leaving nested loops lost the role");
+    cx_reactivation_resign_as(&r, &s, true);
+    CHECK(!s.serving && !r.server_present, "resign_as");
+    cx_reactivation_leave(&s);
+    CHECK(s.depth == 0 && cx_reactivation_enter(&s) == CX_NEST_OUTER, "a new wait not outermost");
+    cx_reactivation_leave(&s);
+
+    /* watching the server: a waiter polls itself after two timed sleeps in
+     * a row with a server present that polled nothing, not before, not
+     * with no server (it elects itself then), not once the server polled */
+    cx_server_watch_t w;
+    cx_server_watch_start(&r, &w);
+    CHECK(!cx_server_watch_stalled(&r, &w) && !cx_server_watch_stalled(&r, &w),
+          "stalled with no server present");
+    CHECK(cx_reactivation_try_elect(&r), "election");
+    CHECK(!cx_server_watch_stalled(&r, &w), "stalled after one sleep");
+    cx_reactivation_polled(&r);
+    CHECK(!cx_server_watch_stalled(&r, &w) && !cx_server_watch_stalled(&r, &w),
+          "stalled though the server polled in between");
+    CHECK(cx_server_watch_stalled(&r, &w) && r.stall_polls == 1, "not stalled after %d sleeps",
+          CX_SERVER_STALL_TIMEOUTS);
+    CHECK(!cx_server_watch_stalled(&r, &w) && cx_server_watch_stalled(&r, &w) && r.stall_polls == 2,
+          "a second stall not after %d more sleeps", CX_SERVER_STALL_TIMEOUTS);
+    cx_reactivation_resign(&r);
+
     for (int i = 0; i < 3; i++)
         cx_scount_destroy(&c[i]);
     /* auto's crowding limit: per core the rank may run on, at most its
@@ -445,7 +680,8 @@ static void unit_test(void)
     CHECK(cx_crowd_limit(2, 2, 16) == CX_CROWD_PER_CORE, "more ranks than cores");
     CHECK(cx_crowd_limit(4, 4, 0) == 4 * CX_CROWD_PER_CORE, "local size unknown");
     printf("reactivation unit: election, list, counted/forced signals, early signals, "
-           "timed waits and lazy resign, crowding limit: ok\n");
+           "timed waits (KSC and USC) and lazy resign, nesting, a stalled server, crowding "
+           "limit: ok\n");
 }
 
 /* ---- the server at SCHED_IDLE ---- */
@@ -633,11 +869,18 @@ int main(int argc, char **argv)
     }
     if (kind == CX_SCOUNT_KSC)
         ksc_spurious();
-    printf("reactivation scripted %s/%s: Waitall hand-over, counted Waitall wake-up%s: ok\n",
-           argv[1], X->name, kind == CX_SCOUNT_KSC ? ", spurious wake-ups" : "");
+    for (int i = 0; i < 3; i++)
+        nested_server(kind);
+    stalled_server(kind);
+    printf("reactivation scripted %s/%s: Waitall hand-over, counted Waitall wake-up%s, a nested "
+           "wait in the server polling for a sleeper, a stalled server's waiter polling itself "
+           "(after %.1f ms): ok\n", argv[1], X->name,
+           kind == CX_SCOUNT_KSC ? ", spurious wake-ups" : "", stalled_took_ms);
     const ext_lock_t *main_lock = X;
     stress(kind, main_lock, 4, 3000 / T_SCALE);
     stress(kind, main_lock, 12, 1000 / T_SCALE);
     stress(kind, &lock_ticket, 6, 1500 / T_SCALE);
+    stress_as(kind, main_lock, 4, 2000 / T_SCALE, 4, false);
+    stress_as(kind, main_lock, 8, 600 / T_SCALE, 3, true);
     return 0;
 }

@@ -25,6 +25,19 @@
  * thus has one thread polling instead of all of them, and with an HCLHub VCI
  * lock that thread re-enters at low priority, behind threads that issue.
  *
+ * MPICH's progress hooks and schedule callbacks make blocking calls from
+ * inside a poll (MPI_Comm_idup's context-id MPI_Allreduce, MPIR_Comm_commit's
+ * broadcast), so a registered wait can run inside another one on the same
+ * thread, perhaps inside the server's poll.  Such a nested wait never
+ * sleeps and never takes or leaves the server role: it polls, for every
+ * waiter when its thread serves (wait_nested; cx_reactivation.h, nested
+ * waits).  A blocking call inside a poll that is no registered wait (an
+ * MPI_Test) may still sleep as a waiter, perhaps holding the schedule
+ * list's lock that the server then blocks on: waiters (USC too) sleep at
+ * most CX_SCOUNT_KSC_HANDOVER_NS at a time, and one that saw the server
+ * poll nothing for two sleeps in a row polls once itself
+ * (cx_stalled_server_polls).
+ *
  * CH4's critical sections are per VCI, so there is no global section to guard
  * the waiter list and the server flag: they have a mutex of their own, held
  * only for list updates, never while polling.
@@ -58,6 +71,9 @@ static cx_reactivation_t react;
 static atomic_ulong wait_yields;        /* yields of threads polling in auto */
 static pthread_mutex_t react_mutex = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local waiter_t thread_waiter = {.kind = -1 };
+/* this thread's registered waits under way, and whether it serves: a
+ * wait nested in a poll of an outer one polls, never sleeps */
+static _Thread_local cx_reactivation_self_t thread_self;
 static atomic_ulong idle_tenures;       /* server tenures polled at SCHED_IDLE */
 
 /* The longest a server stays at SCHED_IDLE before the watchdog moves it
@@ -86,13 +102,18 @@ static waiter_t *this_thread_waiter(void)
     return w;
 }
 
-/* Requests of w still pending (the completed prefix is skipped once). */
+/* Requests of reqs[0 .. n) still pending; reqs[0 .. *first) completed
+ * before (the completed prefix is skipped once). */
+static int pending_of(MPIR_Request ** reqs, int n, int *first)
+{
+    while (*first < n && (reqs[*first] == NULL || MPIR_Request_is_complete(reqs[*first])))
+        (*first)++;
+    return n - *first;
+}
+
 static int pending(waiter_t * w)
 {
-    while (w->first < w->n &&
-           (w->reqs[w->first] == NULL || MPIR_Request_is_complete(w->reqs[w->first])))
-        w->first++;
-    return w->n - w->first;
+    return pending_of(w->reqs, w->n, &w->first);
 }
 
 /* Under react_mutex: one counted signal per completed request (the
@@ -255,9 +276,52 @@ static bool poll_while_uncrowded(MPID_Progress_state * state, waiter_t * w, int 
     return true;
 }
 
-/* MPID_Progress_wait for a registered wait: returns after a poll that made
+/* A registered wait nested in a poll of its own thread: MPICH's schedule
+ * callbacks and progress hooks make blocking calls (MPI_Comm_idup's
+ * context-id MPI_Allreduce, MPIR_Comm_commit's broadcast) from inside the
+ * poll of the thread's MPI_Wait, which may be the reactivation server's.
+ * Such a wait never sleeps as a waiter (nobody else would poll while the
+ * server sleeps, and its thread may hold the schedule list's lock, which a
+ * server polling elsewhere needs): it polls, every VCI and signaling the
+ * waiters when its thread serves (the role stays with the outer wait,
+ * which resigns it), else as MPICH does; cx_reactivation.h, nested waits.
+ * Returns after a poll that made progress, or once its requests completed
+ * (or on an error). */
+static int wait_nested(MPID_Progress_state * state, bool serving)
+{
+    int mpi_errno = MPI_SUCCESS, first = 0;
+    cx_wait_yield_t y = CX_WAIT_YIELD_INITIALIZER;
+    while (pending_of(state->cx_waited, state->cx_nwaited, &first) > 0) {
+        bool progressed;
+        if (serving) {
+            mpi_errno = poll_all_vcis(&progressed);
+            pthread_mutex_lock(&react_mutex);
+            cx_reactivation_polled(&react);
+            signal_completions();
+            note_sleepers();
+            pthread_mutex_unlock(&react_mutex);
+        } else {
+            state->progress_made = 0;
+            mpi_errno = MPIDI_progress_test(state, 1);
+            progressed = state->progress_made;
+        }
+        if (mpi_errno || progressed)
+            break;
+        /* no park and no SCHED_IDLE here: the thread may hold a lock
+         * (the schedule list's) that others wait for */
+        if (serving || cx_wait_yield_due(&y, false, MPIDI_CX_global.wait_yield_after_ns,
+                                         cx_park_now_ns)) {
+            if (!serving)
+                atomic_fetch_add_explicit(&wait_yields, 1, memory_order_relaxed);
+            cx_yield();
+        }
+    }
+    return mpi_errno;
+}
+
+/* The thread's outermost registered wait: returns after a poll that made
  * progress, or once every registered request completed (or on an error). */
-int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
+static int wait_outer(MPID_Progress_state * state)
 {
     int mpi_errno = MPI_SUCCESS;
 
@@ -286,9 +350,11 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
 
     bool idled = false, sched_checked = false;
     cx_server_sched_t sched;
+    cx_server_watch_t watch;
     pthread_mutex_lock(&react_mutex);
+    cx_server_watch_start(&react, &watch);
     while (pending(w) > 0) {
-        if (server || (server = cx_reactivation_try_elect(&react))) {
+        if (server || (server = cx_reactivation_try_elect_as(&react, &thread_self))) {
             bool progressed;
             pthread_mutex_unlock(&react_mutex);
             mpi_errno = poll_all_vcis(&progressed);
@@ -298,6 +364,7 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
              * unless the list was busy; this also catches completions of
              * other paths (an issuer draining LockQ's queue) */
             pthread_mutex_lock(&react_mutex);
+            cx_reactivation_polled(&react);
             signal_completions();
             note_sleepers();
             if (mpi_errno)
@@ -307,21 +374,35 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
             cx_reactivation_add_waiter(&react, &w->c);
             note_sleepers();
             /* KSC waiters wake by themselves after a while: a leaving
-             * server does not hand its role over (resign_lazy below) */
-            if (!cx_scount_wait_timed(&w->c, react_unlock, react_lock, &react_mutex,
-                                      CX_SCOUNT_KSC_HANDOVER_NS))
-                react.handover_timeouts++;
+             * server does not hand its role over (resign_lazy below); USC
+             * waiters too, only to watch the server */
+            bool woken = cx_scount_wait_timed(&w->c, react_unlock, react_lock, &react_mutex,
+                                              CX_SCOUNT_KSC_HANDOVER_NS);
             /* a counted wake unlinked us, a forced one too; anything else is
              * a time-out or a stale flag from an earlier round: leave the
              * list either way */
             cx_reactivation_remove_waiter(&react, &w->c);
             note_sleepers();
+            if (!woken) {
+                if (w->kind == CX_SCOUNT_KSC)
+                    react.handover_timeouts++;
+                /* a server that stopped polling (blocked, perhaps on a lock
+                 * a blocking call inside some thread's poll holds while it
+                 * waits here): poll once in its place */
+                if (cx_server_watch_stalled(&react, &watch)) {
+                    pthread_mutex_unlock(&react_mutex);
+                    state->progress_made = 0;
+                    mpi_errno = MPIDI_progress_test(state, 1);
+                    pthread_mutex_lock(&react_mutex);
+                    if (mpi_errno)
+                        break;
+                }
+            }
         }
     }
-    if (server && w->kind == CX_SCOUNT_KSC)
-        cx_reactivation_resign_lazy(&react);
-    else if (server)
-        cx_reactivation_resign(&react);         /* USC waiters never time out */
+    if (server)
+        /* USC waiters are woken to take over; KSC ones come by themselves */
+        cx_reactivation_resign_as(&react, &thread_self, w->kind == CX_SCOUNT_KSC);
     else
         /* a forced wake we did not use; under ksc, a role the server left
          * vacant is taken up now rather than at the next time-out */
@@ -332,6 +413,20 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
         atomic_fetch_add_explicit(&idle_tenures, 1, memory_order_relaxed);
     if (counted)
         atomic_fetch_sub_explicit(&crowd, 1, memory_order_relaxed);
+    return mpi_errno;
+}
+
+/* MPID_Progress_wait for a registered wait: returns after a poll that made
+ * progress, or once every registered request completed (or on an error). */
+int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
+{
+    int mpi_errno;
+    cx_nest_t nest = cx_reactivation_enter(&thread_self);
+    if (likely(nest == CX_NEST_OUTER))
+        mpi_errno = wait_outer(state);
+    else
+        mpi_errno = wait_nested(state, nest == CX_NEST_SERVE);
+    cx_reactivation_leave(&thread_self);
     return mpi_errno;
 }
 
@@ -348,6 +443,7 @@ REACT_PVAR_GETTER(get_elections, elections)
 REACT_PVAR_GETTER(get_counted, counted_wakeups)
 REACT_PVAR_GETTER(get_forced, forced_wakeups)
 REACT_PVAR_GETTER(get_timeouts, handover_timeouts)
+REACT_PVAR_GETTER(get_stall_polls, stall_polls)
 
 static void get_idle_tenures(void *addr, void *obj, int count, void *buf)
 {
@@ -388,6 +484,8 @@ void MPIDI_CX_reactivation_register_pvars(void)
          "selective reactivation: waiters woken to take over polling from a leaving server (usc), or from a vacant role (ksc)"},
         {"cx_handover_timeouts", get_timeouts,
          "selective reactivation: sleeping waiters (ksc) that woke by their time limit to look for a vacant server role"},
+        {"cx_stalled_server_polls", get_stall_polls,
+         "selective reactivation: polls of a waiter in place of a server that polled nothing for two of its timed sleeps in a row"},
         {"cx_server_idle_tenures", get_idle_tenures,
          "selective reactivation: server tenures polled at SCHED_IDLE (MPIR_CVAR_CH4_CX_SERVER_IDLE)"},
         {"cx_server_idle_kicks", get_idle_kicks,
