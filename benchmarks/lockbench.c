@@ -17,7 +17,7 @@
  *     lockbench,LOCK,THREADS,throughput,VALUE,Macq/s
  *     lockbench,LOCK,THREADS,fairness,VALUE,min/max   (per-thread acquisitions)
  * and exits 1 if the shared counter disagrees with the acquisition count.
- * hclhub takes its NUMA nodes from hwloc (MPIR_CVAR_CX_FAKE_NUMA_NODES=n to
+ * hclhub takes its NUMA nodes from hwloc (MPICH_CX_FAKE_NUMA_NODES=n to
  * fake n nodes).
  */
 #include "cx_sync_common.h"

@@ -1,6 +1,6 @@
 /*
  * MPI matching semantics through MPIDIG's queues (README "Tag matching";
- * run with MPIR_CVAR_CH4_MATCHING=hash and =list, over shared memory and over
+ * run with MPIR_CVAR_CH4_CX_MATCHING=hash and =list, over shared memory and over
  * the OFI active-message path):
  *   1. all 24 posting orders of (s,t), (ANY,t), (s,ANY), (ANY,ANY): four
  *      messages from s with tag t go to the receives in posting order;
@@ -15,7 +15,7 @@
  *      context reused;
  *   7. tags up to MPI_TAG_UB;
  *   8. under hash matching the cx_match_posted pvar counts posted receives;
- *      with MPIR_CVAR_CH4_MATCHING_LIST_MAX=0 the queues never use plain
+ *      with MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX=0 the queues never use plain
  *      lists (no moves), with 1 to 3 they move into the tables (the
  *      orders above hold more receives than that).
  */
@@ -30,7 +30,7 @@ static const int S = 0;         /* the sender's rank */
 
 static int hash_matching(void)
 {
-    const char *m = getenv("MPIR_CVAR_CH4_MATCHING");
+    const char *m = getenv("MPIR_CVAR_CH4_CX_MATCHING");
     return !m || !*m || !strcmp(m, "hash");
 }
 
@@ -275,9 +275,9 @@ int main(int argc, char **argv)
                "longest chain %lld\n", p, u, e, mt_pvar_level("cx_match_max_chain"));
         MT_CHECK(p == 0 && u == 0 && e == 0, "queues not empty at the end: %lld %lld %lld", p, u,
                  e);
-        const char *lm = getenv("MPIR_CVAR_CH4_MATCHING_LIST_MAX");
+        const char *lm = getenv("MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX");
         long long moves = mt_pvar_read_class("cx_match_migrations", MPI_T_PVAR_CLASS_COUNTER);
-        printf("# MPIR_CVAR_CH4_MATCHING_LIST_MAX=%s: %lld moves to the tables\n",
+        printf("# MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX=%s: %lld moves to the tables\n",
                lm ? lm : "(default)", moves);
         if (lm && atoi(lm) == 0)
             MT_CHECK(moves == 0, "%lld moves with the tables always in use", moves);

@@ -2,9 +2,9 @@
  * PiP single-copy transfers (README "PiP", src/mpid/ch4/shm/ipc/pip).
  * Ranks pair up (r, r^1).  Each rank learns which ranks are tasks of its own
  * process from the kernel's process id (syscall, not the per-task getpid)
- * and from that, and MPIR_CVAR_CH4_IPC_PIP_ENABLE, works out how many
+ * and from that, and MPIR_CVAR_CH4_CX_PIP_ENABLE, works out how many
  * messages and bytes it must have received by single copy (those of at
- * least MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD bytes from a peer of its
+ * least MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD bytes from a peer of its
  * process); at the end the pvars cx_pip_copies and cx_pip_copy_bytes must
  * have grown by exactly that much.  Without -pip, or disabled, that is 0.
  *   p2p: contiguous sizes around the threshold up to 4 MiB; vector sender
@@ -14,7 +14,7 @@
  *     flight received in reverse order; the sender reusing its buffer right
  *     after MPI_Wait;
  *   shared copies: those contiguous at both ends and at least two
- *     MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK long must grow cx_pip_shared_copies
+ *     MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK long must grow cx_pip_shared_copies
  *     exactly; twenty blocking 4 MiB sends report the bytes their sender
  *     copied (cx_pip_help_bytes; test/mpi/run requires some with 2 ranks
  *     on 2 cores, where the sender waits on a core of its own);
@@ -360,16 +360,16 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *e = getenv("MPIR_CVAR_CH4_IPC_PIP_ENABLE");
+    const char *e = getenv("MPIR_CVAR_CH4_CX_PIP_ENABLE");
     if (e)
         enabled = atoi(e);
-    e = getenv("MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD");
+    e = getenv("MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD");
     if (e)
         threshold = atol(e);
-    e = getenv("MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK");
+    e = getenv("MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK");
     if (e)
         chunk = atol(e);
-    e = getenv("MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM");
+    e = getenv("MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM");
     int stream = e && (atoi(e) || !strcasecmp(e, "true") || !strcasecmp(e, "yes"));
 
     /* who shares this address space: the kernel's process id */
@@ -416,7 +416,7 @@ int main(int argc, char **argv)
     long long shared = mt_pvar_read("cx_pip_shared_copies") - shared0;
     MT_CHECK(shared == want_shared, "shared single copies: %lld, expected %lld", shared,
              want_shared);
-    /* every shared copy streams with MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM (x86-64), none without */
+    /* every shared copy streams with MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM (x86-64), none without */
     long long streamed = mt_pvar_read("cx_pip_stream_copies") - streamed0;
 #if defined(__x86_64__)
     long long want_streamed = stream ? want_shared : 0;

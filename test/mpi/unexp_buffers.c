@@ -1,5 +1,5 @@
 /*
- * Unexpected eager messages of every size class (MPIR_CVAR_CH4_AM_UNEXP_SMALL_BUFFER_SIZE):
+ * Unexpected eager messages of every size class (MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE):
  * rank 0 sends ROUNDS x SIZES messages, then a sync message; once rank 1 has
  * the sync message every data message waits in its unexpected queue.  Rank 1
  * then takes them in a shuffled order, some by Irecv, some by Iprobe + Recv,
@@ -23,12 +23,12 @@ static unsigned char byte_of(int msg, int i)
     return (unsigned char) (msg * 31 + i * 7 + 1);
 }
 
-/* MPIR_CVAR_CH4_AM_UNEXP_SMALL_BUFFER_SIZE as the library sees it, or -1. */
+/* MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE as the library sees it, or -1. */
 static int small_limit(void)
 {
     int idx, count, value = -1;
     MPI_T_cvar_handle h;
-    if (MPI_T_cvar_get_index("MPIR_CVAR_CH4_AM_UNEXP_SMALL_BUFFER_SIZE", &idx) != MPI_SUCCESS)
+    if (MPI_T_cvar_get_index("MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE", &idx) != MPI_SUCCESS)
         return -1;
     MPI_T_cvar_handle_alloc(idx, NULL, &h, &count);
     MPI_T_cvar_read(h, &value);
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 
     mt_pvar_read("cx_unexp_small_buffers");     /* MPI_T up before the counts */
     int limit = small_limit();
-    MT_CHECK(limit >= 0, "MPIR_CVAR_CH4_AM_UNEXP_SMALL_BUFFER_SIZE not readable through MPI_T");
+    MT_CHECK(limit >= 0, "MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE not readable through MPI_T");
     MPI_Barrier(MPI_COMM_WORLD);
     long long before = mt_pvar_read("cx_unexp_small_buffers");
 

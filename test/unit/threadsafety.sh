@@ -99,7 +99,7 @@ run_all() {
 # Normal build and run.
 reason=
 build normal >/dev/null || reason="build failed; log: $T_LOGDIR/threadsafety-build-normal.log"
-run_all unit/threadsafety/ "$work/normal" 60 "$reason" MPIR_CVAR_CX_FAKE_NUMA_NODES=2
+run_all unit/threadsafety/ "$work/normal" 60 "$reason" MPICH_CX_FAKE_NUMA_NODES=2
 
 # ThreadSanitizer: check that its runtime works here first (it fails on some
 # kernels, e.g. with too much mmap randomisation); if not, every tsan test
@@ -120,5 +120,5 @@ elif ! out=$("$probe_dir/probe" 2>&1); then
 elif ! build tsan SANITIZE=thread >/dev/null; then
     reason="tsan build failed; log: $T_LOGDIR/threadsafety-build-tsan.log"
 fi
-run_all unit/threadsafety/tsan/ "$work/tsan" 120 "$reason" MPIR_CVAR_CX_FAKE_NUMA_NODES=2 \
+run_all unit/threadsafety/tsan/ "$work/tsan" 120 "$reason" MPICH_CX_FAKE_NUMA_NODES=2 \
     TSAN_OPTIONS=halt_on_error=1:exitcode=66

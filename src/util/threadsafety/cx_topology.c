@@ -15,7 +15,7 @@
 
 static pthread_once_t cx_topo_once = PTHREAD_ONCE_INIT;
 static int cx_topo_num_nodes = 1;
-static int cx_topo_fake;        /* MPIR_CVAR_CX_FAKE_NUMA_NODES was given */
+static int cx_topo_fake;        /* MPICH_CX_FAKE_NUMA_NODES was given */
 static int *cx_topo_cpu_to_node;        /* OS CPU index -> NUMA node index */
 static int cx_topo_num_cpus;
 static atomic_uint cx_topo_thread_seq;
@@ -24,7 +24,7 @@ static _Thread_local int cx_topo_self = -1;
 /* n >= 1 from the environment, or 0 when unset or malformed */
 static int cx_topo_fake_count(void)
 {
-    const char *s = getenv("MPIR_CVAR_CX_FAKE_NUMA_NODES");
+    const char *s = getenv("MPICH_CX_FAKE_NUMA_NODES");
     char *end;
     long n;
 

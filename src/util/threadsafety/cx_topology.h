@@ -7,7 +7,7 @@
  * the calling thread runs on to its NUMA node index in [0, count); the answer
  * is cached per thread (threads are expected to be bound).
  *
- * Testing on one-node machines: with MPIR_CVAR_CX_FAKE_NUMA_NODES=n (n >= 1)
+ * Testing on one-node machines: with MPICH_CX_FAKE_NUMA_NODES=n (n >= 1)
  * the count is n and each thread gets node (per-thread sequence number % n),
  * in the order threads first ask.
  */

@@ -1,5 +1,5 @@
 /*
- * HCLHub with MPIR_CVAR_CX_FAKE_NUMA_NODES=2 (set here, so the cohort logic
+ * HCLHub with MPICH_CX_FAKE_NUMA_NODES=2 (set here, so the cohort logic
  * runs on a one-node machine): mutual exclusion with acquire, acquire_low and
  * tryacquire mixed; two locks held at once; the cohort hand-off order and
  * counts in a scripted scenario; local vs global hand-offs under load.
@@ -209,7 +209,7 @@ static void *topo_thread(void *p)
 
 static void topology_fake_test(void)
 {
-    setenv("MPIR_CVAR_CX_FAKE_NUMA_NODES", "3", 1);
+    setenv("MPICH_CX_FAKE_NUMA_NODES", "3", 1);
     CHECK(MPIR_CX_topology_init() == 3, "fake: init returned %d", MPIR_CX_topology_init());
     CHECK(MPIR_CX_topology_num_numa_nodes() == 3, "fake: count");
     CHECK(MPIR_CX_numa_node_self() == 0, "fake: first thread on node %d", MPIR_CX_numa_node_self());
@@ -225,7 +225,7 @@ static void topology_fake_test(void)
 
 static void topology_real_test(void)
 {
-    unsetenv("MPIR_CVAR_CX_FAKE_NUMA_NODES");
+    unsetenv("MPICH_CX_FAKE_NUMA_NODES");
     int n = MPIR_CX_topology_init();
     CHECK(n >= 1, "init returned %d", n);
     CHECK(MPIR_CX_topology_init() == n && MPIR_CX_topology_num_numa_nodes() == n, "count not stable");
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    setenv("MPIR_CVAR_CX_FAKE_NUMA_NODES", "2", 1);
+    setenv("MPICH_CX_FAKE_NUMA_NODES", "2", 1);
     CHECK(MPIR_CX_topology_init() == 2, "fake NUMA count not honoured");
     CHECK(MPIR_CX_numa_node_self() == 0, "main thread not on fake node 0");
     CHECK(cx_hclhub_init(&L[0], 2) == 0 && cx_hclhub_init(&L[1], 0) == 0, "cx_hclhub_init");

@@ -16,8 +16,9 @@ categories :
       description : MPICH-CX thread-safety models
 
 cvars:
-    - name        : MPIR_CVAR_CH4_VCI_LOCK
+    - name        : MPIR_CVAR_CH4_CX_VCI_LOCK
       category    : CH4_CX
+      alt-env     : MPIR_CVAR_CH4_VCI_LOCK
       type        : string
       default     : ""
       class       : none
@@ -142,7 +143,7 @@ MPIDI_CX_global_t MPIDI_CX_global;
 _Thread_local cx_test_backoff_t MPIDI_CX_test_backoff;
 
 /* The values of MPIR_CVAR_CH4_MT_MODEL (and --enable-ch4-mt) that are ours.
- * The VCI lock: MPIR_CVAR_CH4_VCI_LOCK if set; else the model's own lock
+ * The VCI lock: MPIR_CVAR_CH4_CX_VCI_LOCK if set; else the model's own lock
  * (`lock`, part of what the model is); else --with-ch4-vci-lock if given;
  * else the model's default (`dflt`). */
 static const struct {
@@ -248,7 +249,7 @@ static int server_setting(const char *cvar, const char *v, bool * required, bool
         if (!*required)
             return MPI_SUCCESS;
         return MPIDI_CX_cvar_invalid(cvar, v, "auto, no (yes needs MPIR_CVAR_CH4_CX_WAIT ksc "
-                                     "or auto and MPIR_CVAR_CH4_VCI_LOCK futex or mutex)");
+                                     "or auto and MPIR_CVAR_CH4_CX_VCI_LOCK futex or mutex)");
     }
     *on = true;
     return MPI_SUCCESS;
@@ -365,13 +366,13 @@ int MPIDI_CX_init(bool * consumed)
 
     /* the CVAR overrides a model's own lock, except CSync's combining lock,
      * which is the model itself: naming another there is an error */
-    if (MPIR_CVAR_CH4_VCI_LOCK[0] && MPIDI_CX_global.model == MPIDI_CX_MT_CSYNC &&
-        strcasecmp(MPIR_CVAR_CH4_VCI_LOCK, "dsm"))
-        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_VCI_LOCK", MPIR_CVAR_CH4_VCI_LOCK,
+    if (MPIR_CVAR_CH4_CX_VCI_LOCK[0] && MPIDI_CX_global.model == MPIDI_CX_MT_CSYNC &&
+        strcasecmp(MPIR_CVAR_CH4_CX_VCI_LOCK, "dsm"))
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_VCI_LOCK", MPIR_CVAR_CH4_CX_VCI_LOCK,
                                      "dsm, or unset (csync's VCI lock is its combining lock; "
                                      "the others apply to direct, lockq and hclhub-*)");
-    if (MPIR_CVAR_CH4_VCI_LOCK[0])
-        name = MPIR_CVAR_CH4_VCI_LOCK;
+    if (MPIR_CVAR_CH4_CX_VCI_LOCK[0])
+        name = MPIR_CVAR_CH4_CX_VCI_LOCK;
     else if (models[m].lock >= 0)
         name = MPIDU_CX_lock_name(models[m].lock);
     else if (strcmp(MPIDI_CX_DEFAULT_VCI_LOCK, "default"))
@@ -381,7 +382,7 @@ int MPIDI_CX_init(bool * consumed)
     MPIDI_CX_global.lock_kind = MPIDU_CX_lock_parse(name);
     if (MPIDI_CX_global.lock_kind < 0 || (MPIDI_CX_global.lock_kind == MPIDU_CX_LOCK_DSM &&
                                           MPIDI_CX_global.model != MPIDI_CX_MT_CSYNC))
-        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_VCI_LOCK", name,
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_VCI_LOCK", name,
                                      "mutex, futex, ticket, mcs, clh, clhub, hclhub");
     if (MPIDI_CX_global.model == MPIDI_CX_MT_CSYNC)
         MPIDI_CX_global.lock_kind = MPIDU_CX_LOCK_DSM;
@@ -413,12 +414,12 @@ int MPIDI_CX_init(bool * consumed)
         return mpi_errno;
 
     /* the topology code reads this test knob itself; refuse a bad value here */
-    const char *fake = getenv("MPIR_CVAR_CX_FAKE_NUMA_NODES");
+    const char *fake = getenv("MPICH_CX_FAKE_NUMA_NODES");
     if (fake) {
         char *end;
         long n = strtol(fake, &end, 10);
         if (end == fake || *end || n < 1 || n > 1024)
-            return MPIDI_CX_cvar_invalid("MPIR_CVAR_CX_FAKE_NUMA_NODES", fake, "1 to 1024");
+            return MPIDI_CX_cvar_invalid("MPICH_CX_FAKE_NUMA_NODES", fake, "1 to 1024");
     }
     return MPI_SUCCESS;
 }

@@ -2,7 +2,7 @@
  * MPICH-CX thread-safety models under CH4's per-VCI critical sections.
  *
  *   direct  MPICH's model: every operation takes its VCI lock (whose kind
- *           MPIR_CVAR_CH4_VCI_LOCK picks) and issues directly.
+ *           MPIR_CVAR_CH4_CX_VCI_LOCK picks) and issues directly.
  *   lockq   Amer et al. ICS'19 §3.4: an issuing thread try-locks its VCI; on
  *           failure it enqueues a descriptor and returns at once; every holder
  *           of a VCI lock first runs that VCI's queue (FIFO), so operations of

@@ -13,8 +13,9 @@ categories :
       description : MPICH-CX tag matching
 
 cvars:
-    - name        : MPIR_CVAR_CH4_MATCHING
+    - name        : MPIR_CVAR_CH4_CX_MATCHING
       category    : CH4_CX_MATCHING
+      alt-env     : MPIR_CVAR_CH4_MATCHING
       type        : string
       default     : ""
       class       : none
@@ -28,8 +29,9 @@ cvars:
         Empty selects the configure default (--with-ch4-matching, hash
         unless given).
 
-    - name        : MPIR_CVAR_CH4_MATCHING_LIST_MAX
+    - name        : MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX
       category    : CH4_CX_MATCHING
+      alt-env     : MPIR_CVAR_CH4_MATCHING_LIST_MAX
       type        : int
       default     : 64
       class       : none
@@ -56,7 +58,7 @@ static int n_matchers;          /* initialized, from VCI 0 on */
 int MPIDIG_cx_recvq_init(void)
 {
     int mpi_errno = MPI_SUCCESS;
-    const char *v = MPIR_CVAR_CH4_MATCHING[0] ? MPIR_CVAR_CH4_MATCHING : MPIDIG_CX_DEFAULT_MATCHING;
+    const char *v = MPIR_CVAR_CH4_CX_MATCHING[0] ? MPIR_CVAR_CH4_CX_MATCHING : MPIDIG_CX_DEFAULT_MATCHING;
     bool hash;
 
     if (!strcasecmp(v, "hash"))
@@ -64,15 +66,15 @@ int MPIDIG_cx_recvq_init(void)
     else if (!strcasecmp(v, "list"))
         hash = false;
     else
-        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_MATCHING", v, "hash, list");
-    if (MPIR_CVAR_CH4_MATCHING_LIST_MAX < 0)
-        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_MATCHING_LIST_MAX",
-                                         MPIR_CVAR_CH4_MATCHING_LIST_MAX,
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_MATCHING", v, "hash, list");
+    if (MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX < 0)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX",
+                                         MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX,
                                          "0 (always hash) or a positive queue length");
     MPIDIG_cx_hash = false;
     for (int vci = 0; hash && vci < MPIDI_global.n_vcis; vci++) {
         MPIR_ERR_CHKANDJUMP(cx_match_init(&MPIDIG_cx_matchers[vci].m,
-                                          (size_t) MPIR_CVAR_CH4_MATCHING_LIST_MAX) != 0,
+                                          (size_t) MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX) != 0,
                             mpi_errno, MPI_ERR_OTHER, "**nomem");
         n_matchers = vci + 1;
     }
@@ -103,8 +105,8 @@ int MPIDIG_cx_matching_is_active(void)
 const char *MPIDIG_cx_matching_describe(void)
 {
     static char buf[64];
-    if (MPIR_CVAR_CH4_MATCHING_LIST_MAX)
-        snprintf(buf, sizeof(buf), "hash, lists up to %d", MPIR_CVAR_CH4_MATCHING_LIST_MAX);
+    if (MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX)
+        snprintf(buf, sizeof(buf), "hash, lists up to %d", MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX);
     else
         snprintf(buf, sizeof(buf), "hash");
     return buf;
@@ -190,7 +192,7 @@ static void register_pvars(void)
         {"cx_match_buckets", MPI_T_PVAR_CLASS_LEVEL, get_buckets,
          "hash matching: bucket slots of the hash tables (they never shrink)"},
         {"cx_match_migrations", MPI_T_PVAR_CLASS_COUNTER, get_migrations,
-         "hash matching: times a VCI's queues outgrew MPIR_CVAR_CH4_MATCHING_LIST_MAX "
+         "hash matching: times a VCI's queues outgrew MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX "
          "and moved into the hash tables"},
     };
     if (pvars_registered++)

@@ -1,8 +1,8 @@
 /*
  * MPICH-CX: MPIDIG's posted and unexpected receive queues, per VCI.  With
- * MPIR_CVAR_CH4_MATCHING=hash (the default) a VCI has a constant-time matcher
+ * MPIR_CVAR_CH4_CX_MATCHING=hash (the default) a VCI has a constant-time matcher
  * (src/util/matching/cx_match.h, NewMadeleine's design; plain lists inside
- * it while the queues are at most MPIR_CVAR_CH4_MATCHING_LIST_MAX long);
+ * it while the queues are at most MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX long);
  * with `list` it keeps MPICH's linear lists.  Included at the end of mpidig_recvq.h; callers hold
  * the VCI lock.
  *
@@ -37,7 +37,7 @@ _Static_assert(sizeof(cx_matcher_t) <= 512, "a matcher fits its slot");
 extern bool MPIDIG_cx_hash;
 extern MPIDIG_cx_matcher_slot_t MPIDIG_cx_matchers[MPIDI_CH4_MAX_VCIS];
 
-/* The VCI's matcher, or NULL with MPIR_CVAR_CH4_MATCHING=list */
+/* The VCI's matcher, or NULL with MPIR_CVAR_CH4_CX_MATCHING=list */
 #define MPIDIG_CX_MATCHER(vci_) (MPIDIG_cx_hash ? &MPIDIG_cx_matchers[vci_].m : NULL)
 #define MPIDIG_CX_CELL(req_) (&MPIDIG_REQUEST(req_, cx_cell))
 

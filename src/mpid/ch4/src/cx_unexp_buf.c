@@ -9,8 +9,9 @@
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
 
 cvars:
-    - name        : MPIR_CVAR_CH4_AM_UNEXP_SMALL_BUFFER_SIZE
+    - name        : MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE
       category    : CH4_CX_MATCHING
+      alt-env     : MPIR_CVAR_CH4_AM_UNEXP_SMALL_BUFFER_SIZE
       type        : int
       default     : 256
       class       : none
@@ -45,14 +46,14 @@ int MPIDIG_cx_unexp_buf_init(MPIDU_genq_malloc_fn malloc_fn, MPIDU_genq_free_fn 
 {
     int mpi_errno = MPI_SUCCESS;
     static int pvar_registered;
-    int size = MPIR_CVAR_CH4_AM_UNEXP_SMALL_BUFFER_SIZE;
+    int size = MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE;
 
     MPIDIG_cx_unexp_small_size = 0;
     if (size < 0 || size > MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE) {
         char valid[96];
         snprintf(valid, sizeof(valid), "0 (off) to %d (MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE)",
                  MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
-        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_AM_UNEXP_SMALL_BUFFER_SIZE", size, valid);
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE", size, valid);
     }
     for (int vci = 0; vci < MPIDI_global.n_vcis; vci++) {
         MPIDIG_cx_unexp_buf[vci].pool = NULL;
@@ -74,7 +75,7 @@ int MPIDIG_cx_unexp_buf_init(MPIDU_genq_malloc_fn malloc_fn, MPIDU_genq_free_fn 
                                   MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
                                   get_small_buffers, NULL, "CH4_CX_MATCHING",
                                   "unexpected eager messages buffered in small cells "
-                                  "(MPIR_CVAR_CH4_AM_UNEXP_SMALL_BUFFER_SIZE) instead of "
+                                  "(MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE) instead of "
                                   "pack buffers");
   fn_exit:
     return mpi_errno;

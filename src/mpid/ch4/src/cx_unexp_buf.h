@@ -7,7 +7,7 @@
  * entry and usually one page fault per message, and empty blocks go back to
  * the system after every burst: the time per message grows with their
  * number although matching is constant-time.  Messages of at most
- * MPIR_CVAR_CH4_AM_UNEXP_SMALL_BUFFER_SIZE bytes take a cell of that size
+ * MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE bytes take a cell of that size
  * from a second per-VCI pool instead; larger ones keep the pack buffers.
  * Which pool a buffer came from follows from the message size alone, so
  * nothing is stored per message.  Callers hold the VCI lock.

@@ -24,7 +24,7 @@
 #include "cx_dsmsync.h"
 #include "cx_lockq.h"
 
-/* Lock kinds; the names are the values of MPIR_CVAR_CH4_VCI_LOCK. */
+/* Lock kinds; the names are the values of MPIR_CVAR_CH4_CX_VCI_LOCK. */
 enum {
     MPIDU_CX_LOCK_MUTEX,        /* pthread mutex (MPICH's own) */
     MPIDU_CX_LOCK_TICKET,

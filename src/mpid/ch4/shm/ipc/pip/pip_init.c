@@ -30,17 +30,17 @@ static MPIDI_CX_PIP_space_t my_space(void)
 int MPIDI_CX_PIP_init_local(void)
 {
     register_pvars();
-    if (MPIR_CVAR_CH4_IPC_PIP_ENABLE != 0 && MPIR_CVAR_CH4_IPC_PIP_ENABLE != 1)
-        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_IPC_PIP_ENABLE",
-                                         MPIR_CVAR_CH4_IPC_PIP_ENABLE,
+    if (MPIR_CVAR_CH4_CX_PIP_ENABLE != 0 && MPIR_CVAR_CH4_CX_PIP_ENABLE != 1)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_PIP_ENABLE",
+                                         MPIR_CVAR_CH4_CX_PIP_ENABLE,
                                          "1 (single copy between tasks) or 0 (off)");
-    if (MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD < 0)
-        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD",
-                                         MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD,
+    if (MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD < 0)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD",
+                                         MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD,
                                          "a message size in bytes, 0 or more");
-    if (MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK < 0)
-        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK",
-                                         MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK,
+    if (MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK < 0)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK",
+                                         MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK,
                                          "a chunk size in bytes, or 0 for no sharing");
     return MPI_SUCCESS;
 }
@@ -59,7 +59,7 @@ int MPIDI_CX_PIP_init_world(void)
     g->same_space = NULL;
     g->world_size = MPIR_Process.size;
     g->space = (MPIDI_CX_PIP_space_t) { 0, 0 };
-    if (MPIR_CVAR_CH4_IPC_PIP_ENABLE)
+    if (MPIR_CVAR_CH4_CX_PIP_ENABLE)
         g->space = my_space();
 
     /* Every local rank takes part in the exchange, enabled or not; the
@@ -88,10 +88,10 @@ int MPIDI_CX_PIP_init_world(void)
     mpi_errno = MPIDU_Init_shm_barrier();
     MPIR_ERR_CHECK(mpi_errno);
     if (g->n_peers) {
-        g->threshold = (size_t) MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD;
-        g->share_chunk = (size_t) MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK;
+        g->threshold = (size_t) MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD;
+        g->share_chunk = (size_t) MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK;
 #if defined(__x86_64__)
-        g->share_stream = g->share_chunk && MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM;
+        g->share_stream = g->share_chunk && MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM;
 #endif
     }
 
@@ -120,7 +120,7 @@ const char *MPIDI_CX_PIP_describe(void)
 {
     static char buf[128], shared[64] = "";
     if (!MPIDI_CX_PIP_global.n_peers)
-        return MPIR_CVAR_CH4_IPC_PIP_ENABLE ? "single copy: no peer task" : "single copy off";
+        return MPIR_CVAR_CH4_CX_PIP_ENABLE ? "single copy: no peer task" : "single copy off";
     if (MPIDI_CX_PIP_global.share_chunk)
         snprintf(shared, sizeof(shared), ", shared in %zu-byte chunks%s",
                  MPIDI_CX_PIP_global.share_chunk,
@@ -159,7 +159,7 @@ static void register_pvars(void)
         {"cx_pip_help_bytes", get_help_bytes,
          "PiP: bytes this rank copied, while waiting in MPI, into receivers' buffers for its own sends"},
         {"cx_pip_stream_copies", get_stream_copies,
-         "PiP: shared single copies this rank received written with non-temporal stores (MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM)"},
+         "PiP: shared single copies this rank received written with non-temporal stores (MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM)"},
     };
     if (registered++)
         return;

@@ -2,7 +2,7 @@
  * MPICH-CX: PiP single-copy transfers (see pip_init.c for the set-up).
  *
  * Local ranks that are PiP tasks of one hosting process share its address
- * space.  For a message of at least MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD bytes
+ * space.  For a message of at least MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD bytes
  * between two of them the sender passes its buffer's address in the IPC
  * rendezvous header, the receiver copies straight from it once matched and
  * acknowledges, and the send completes: one copy instead of the POSIX path's
@@ -25,8 +25,9 @@ categories :
       description : MPICH-CX PiP single-copy transfers
 
 cvars:
-    - name        : MPIR_CVAR_CH4_IPC_PIP_ENABLE
+    - name        : MPIR_CVAR_CH4_CX_PIP_ENABLE
       category    : CH4_CX_PIP
+      alt-env     : MPIR_CVAR_CH4_IPC_PIP_ENABLE
       type        : int
       default     : 1
       class       : none
@@ -34,13 +35,14 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         Under mpiexec -pip: 1 lets local ranks that are tasks of one process
-        copy messages of at least MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD bytes
+        copy messages of at least MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD bytes
         directly from the sender's buffer and access created and dynamic windows
         directly; 0 keeps the POSIX shared-memory path. No effect on ranks
         that are ordinary processes.
 
-    - name        : MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD
+    - name        : MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD
       category    : CH4_CX_PIP
+      alt-env     : MPIR_CVAR_CH4_IPC_PIP_P2P_THRESHOLD
       type        : int
       default     : 32768
       class       : none
@@ -52,8 +54,9 @@ cvars:
         receiver copies from the sender's buffer); smaller ones the POSIX
         eager path. 0 sends every message by single copy.
 
-    - name        : MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK
+    - name        : MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK
       category    : CH4_CX_PIP
+      alt-env     : MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK
       type        : int
       default     : 16384
       class       : none
@@ -66,8 +69,9 @@ cvars:
         The smallest chunk: each chunk is a quarter of what is left of the
         message, down to this size.  0: the receiver copies alone.
 
-    - name        : MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM
+    - name        : MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM
       category    : CH4_CX_PIP
+      alt-env     : MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM
       type        : boolean
       default     : false
       class       : none

@@ -19,7 +19,7 @@
  * chunk.  Helpers never wait for anything, so the receiver's wait is at most
  * one chunk copy long.
  *
- * With streaming on (the receiver's choice, MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM)
+ * With streaming on (the receiver's choice, MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM)
  * both copiers write the destination with non-temporal stores, which do not
  * need the destination's lines in their cache: writing lines that the other
  * core holds (a buffer it read or sent before) costs 4-12x a plain copy on
