@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Unit tests of the synchronization library (src/util/threadsafety): every
 # test built and run normally, then again under ThreadSanitizer
 # (unit/threadsafety/NAME and unit/threadsafety/tsan/NAME). Standalone: needs
@@ -13,7 +14,6 @@ mkdir -p "$work"
 
 # NAME PROGRAM ARGS...
 tests=(
-    "backoff_blocking test_backoff backoff"
     "backoff_test_budget test_backoff test_backoff"
     "ticket_mutex test_locks ticket mutex"
     "ticket_nested test_locks ticket nested"

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX constant-time tag matching (A. Denis, "Scalability of the
  * NewMadeleine Communication Library for Large Numbers of MPI Point-to-Point
  * Requests", CCGrid'19, §IV; corrected pseudo-code in shared/notes).
@@ -185,13 +188,6 @@ _Static_assert(offsetof(cx_matcher_t, hashed) < 64, "short mode's fields share o
  * UINT32_MAX). */
 int cx_match_init(cx_matcher_t * m, size_t list_max);
 
-/* Posts and arrivals that must leave both queues within list_max before an
- * empty matcher returns to short mode (default: CX_MATCH_CALM_ADDS *
- * list_max; tests use small values to move back and forth often). */
-static inline void cx_match_set_calm(cx_matcher_t * m, size_t adds)
-{
-    m->calm_need = adds;
-}
 void cx_match_destroy(cx_matcher_t * m);
 
 /* ---- intrusive doubly linked lists (inline: short mode uses them) ---- */

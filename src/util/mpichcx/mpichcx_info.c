@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX: what MPI_Get_library_version and mpichversion report about the fork.
  */
 
@@ -7,8 +10,9 @@
 
 /* One row per MPICH-CX extension compiled into this library; each extension
  * adds its row under its own configure macro. is_active reports the run-time
- * choice (CVARs), and is called only after MPI_Init has read them; describe,
- * when set, says what is active instead of the word "active". */
+ * choice (CVARs), and is called only after MPI_Init has read them (NULL:
+ * always active); describe, when set, says what is active instead of the
+ * word "active". */
 typedef struct {
     const char *name;
     int (*is_active) (void);
@@ -16,8 +20,7 @@ typedef struct {
 } MPIR_CX_extension_t;
 
 #ifdef MPIDI_CX_DEFAULT_MT
-/* CH4's thread-safety models and VCI locks (src/mpid/ch4/src/cx_mt.c) */
-int MPIDI_CX_mt_is_active(void);
+/* CH4's thread-safety models and VCI locks (src/mpid/ch4/src/cx_mt_select.c) */
 const char *MPIDI_CX_mt_describe(void);
 #endif
 
@@ -55,7 +58,7 @@ static const char *pip_describe(void)
 
 static const MPIR_CX_extension_t cx_extensions[] = {
 #ifdef MPIDI_CX_DEFAULT_MT
-    {"thread-safety", MPIDI_CX_mt_is_active, MPIDI_CX_mt_describe},
+    {"thread-safety", NULL, MPIDI_CX_mt_describe},
 #endif
 #ifdef MPIDIG_CX_DEFAULT_MATCHING
     {"matching", MPIDIG_cx_matching_is_active, MPIDIG_cx_matching_describe},
@@ -88,7 +91,7 @@ int MPIR_CX_info_string(char *buf, int len)
         CX_APPEND("none");
     for (int i = 0; cx_extensions[i].name != NULL; i++) {
         int active = MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__UNINITIALIZED
-            && cx_extensions[i].is_active();
+            && (!cx_extensions[i].is_active || cx_extensions[i].is_active());
         CX_APPEND("%s%s (%s)", i ? ", " : "", cx_extensions[i].name,
                   !active ? "inactive" : cx_extensions[i].describe ?
                   cx_extensions[i].describe() : "active");

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX thread synchronization library: selective reactivation with
  * synchronization counters (Dang et al., "Advanced Thread Synchronization
  * for Multithreaded MPI Implementations", Figs. 6 and 7).
@@ -225,14 +228,6 @@ static inline void cx_scount_wait(cx_scount_t *c, void (*unlock) (void *),
                                   void (*lock_low) (void *), void *lockctx)
 {
     cx_scount_wait_timed(c, unlock, lock_low, lockctx, 0);
-}
-
-static inline void cx_reactivation_init(cx_reactivation_t *r)
-{
-    r->server_present = false;
-    r->head = r->tail = NULL;
-    r->elections = r->counted_wakeups = r->forced_wakeups = r->handover_timeouts = 0;
-    r->server_polls = r->stall_polls = 0;
 }
 
 /* No server: the caller becomes it. */

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX thread synchronization library: common definitions.
  *
  * Cache-line alignment, CPU relax, bounded spinning that falls back to
@@ -115,31 +118,6 @@ static inline void cx_spin_pause_n(unsigned *spins, unsigned n)
         *spins = 0;
         sched_yield();
     }
-}
-
-/* ---- exponential backoff for blocking spins ---- */
-
-typedef struct {
-    unsigned cur, min, max;
-} cx_backoff_t;
-
-static inline void cx_backoff_init(cx_backoff_t *b, unsigned min, unsigned max)
-{
-    /* min 0 would never grow */
-    b->min = min ? min : 1;
-    b->max = max < b->min ? b->min : max;
-    b->cur = b->min;
-}
-
-static inline void cx_backoff_pause(cx_backoff_t *b)
-{
-    cx_spin_wait(b->cur);
-    b->cur = (b->cur > b->max / 2) ? b->max : b->cur * 2;
-}
-
-static inline void cx_backoff_reset(cx_backoff_t *b)
-{
-    b->cur = b->min;
 }
 
 /* ---- per-thread trylock budget for nonblocking progress (csync-lockq §3.5) ----

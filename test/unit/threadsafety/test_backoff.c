@@ -1,31 +1,13 @@
 /*
- * Backoff helpers: cx_backoff_t doubling to its cap and reset; the
- * per-thread trylock budget cx_test_backoff_t (delays double to the cap,
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
+ * The per-thread trylock budget cx_test_backoff_t (delays double to the cap,
  * calls skipped between attempts, blocking after the failure bound).
  *
- *     test_backoff backoff|test_backoff
+ *     test_backoff test_backoff
  */
 #include "test_common.h"
-
-static void backoff_test(void)
-{
-    cx_backoff_t b;
-    static const unsigned expect[] = { 4, 8, 16, 32, 50, 50, 50 };
-
-    cx_backoff_init(&b, 4, 50);
-    for (unsigned i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
-        CHECK(b.cur == expect[i], "step %u: cur %u, expected %u", i, b.cur, expect[i]);
-        cx_backoff_pause(&b);
-    }
-    cx_backoff_reset(&b);
-    CHECK(b.cur == 4, "reset: cur %u", b.cur);
-    /* degenerate bounds still make progress and never exceed max */
-    cx_backoff_init(&b, 0, 0);
-    CHECK(b.cur >= 1, "min 0 gives cur %u", b.cur);
-    cx_backoff_pause(&b);
-    CHECK(b.cur == b.max, "max below min");
-    printf("backoff: doubling to the cap, reset: ok\n");
-}
 
 /* number of calls until cx_test_backoff_ready says "try" */
 static unsigned calls_until_ready(cx_test_backoff_t * b)
@@ -74,12 +56,10 @@ static void test_backoff_test(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s backoff|test_backoff\n", argv[0]);
+        fprintf(stderr, "usage: %s test_backoff\n", argv[0]);
         return 2;
     }
-    if (!strcmp(argv[1], "backoff"))
-        backoff_test();
-    else if (!strcmp(argv[1], "test_backoff"))
+    if (!strcmp(argv[1], "test_backoff"))
         test_backoff_test();
     else {
         fprintf(stderr, "unknown test %s\n", argv[1]);

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Selective reactivation (USC and KSC counters) under an external lock.
  *
  * A small model of a progress engine: each thread posts operations (under
@@ -286,7 +289,7 @@ static void *nic_thread(void *p)
 
 static void world_init(int n, int kind)
 {
-    cx_reactivation_init(&R);
+    R = (cx_reactivation_t) { 0 };
     nservers = 0;
     nactors = n;
     nested_polls = nested_serves = nested_sleeps = 0;
@@ -526,7 +529,7 @@ static void unit_test(void)
     cx_reactivation_t r;
     cx_scount_t c[3];
 
-    cx_reactivation_init(&r);
+    r = (cx_reactivation_t) { 0 };
     for (int i = 0; i < 3; i++)
         cx_scount_init(&c[i], i == 1 ? CX_SCOUNT_KSC : CX_SCOUNT_USC);
 

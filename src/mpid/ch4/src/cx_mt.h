@@ -1,27 +1,15 @@
 /*
- * MPICH-CX thread-safety models under CH4's per-VCI critical sections.
- *
- *   direct  MPICH's model: every operation takes its VCI lock (whose kind
- *           MPIR_CVAR_CH4_CX_VCI_LOCK picks) and issues directly.
- *   lockq   Amer et al. ICS'19 §3.4: an issuing thread try-locks its VCI; on
- *           failure it enqueues a descriptor and returns at once; every holder
- *           of a VCI lock first runs that VCI's queue (FIFO), so operations of
- *           synchronized threads keep their order.  Completion calls use a
- *           try-lock with exponential backoff remembered across MPI_Test calls.
- *   csync   the same paper §3.3: issue by DSM-Synch software combining (the
- *           issuer waits until it, or the current combiner, ran the operation);
- *           progress try-locks the combining lock (an empty queue) with
- *           LockQ's backoff (§3.5), and takes it with dsm_acquire only
- *           after too many failures.
- *   hclhub-usc, hclhub-ksc
- *           Dang et al. §IV: direct issue under an HCLHub priority lock, and
- *           selective reactivation in MPI_Wait/MPI_Waitall: one waiting
- *           thread polls, the others spin (USC) or sleep (KSC) on a
- *           synchronization counter until their requests completed
- *           (cx_mt_reactivation.c).
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  */
+/* MPICH-CX's thread-safety models under CH4's per-VCI critical sections
+ * (direct, lockq, csync, hclhub-usc, hclhub-ksc; doc/design/thread-safety.md):
+ * their state, the inline parts of their issue and progress paths, and the
+ * out-of-line entry points (cx_mt_issue.c, generated from cx_mt_ops.h). */
 #ifndef CX_MT_H_INCLUDED
 #define CX_MT_H_INCLUDED
+
+#include "cx_mt_ops.h"
 
 enum {
     MPIDI_CX_MT_DIRECT,
@@ -30,22 +18,12 @@ enum {
     MPIDI_CX_NUM_MT
 };
 
+/* The operations another thread may issue: point-to-point first, then
+ * one-sided ones (cx_mt_ops.h). */
 enum {
-    MPIDI_CX_OP_ISEND,
-    MPIDI_CX_OP_ISSEND,
-    MPIDI_CX_OP_IRECV,
-    /* one-sided: completed by the window's synchronization calls, no request */
-    MPIDI_CX_OP_PUT,
-    MPIDI_CX_OP_GET,
-    MPIDI_CX_OP_ACC,
-    MPIDI_CX_OP_GET_ACC,
-    MPIDI_CX_OP_FETCH_OP,
-    MPIDI_CX_OP_CAS,
-    /* one-sided with a request (CSync only: LockQ issues them under the lock) */
-    MPIDI_CX_OP_RPUT,
-    MPIDI_CX_OP_RGET,
-    MPIDI_CX_OP_RACC,
-    MPIDI_CX_OP_RGET_ACC,
+#define OP_CODE(OP_, name_, vci_, params_, args_, descr_, dargs_, req_) MPIDI_CX_OP_##OP_,
+    MPIDI_CX_OPS(OP_CODE)
+#undef OP_CODE
 };
 
 /* The arguments of a one-sided operation. */
@@ -125,10 +103,6 @@ extern _Thread_local cx_test_backoff_t MPIDI_CX_test_backoff;
 #define MPIDI_CX_MT MPIDI_CX_global.model
 
 int MPIDI_CX_init(bool * consumed);
-/* The error for a bad value of an MPICH-CX CVAR: names the variable, the
- * value and the valid values (message **cx|cvar). */
-int MPIDI_CX_cvar_invalid(const char *cvar, const char *value, const char *valid);
-int MPIDI_CX_cvar_invalid_int(const char *cvar, int value, const char *valid);
 int MPIDI_CX_init_vcis(void);
 void MPIDI_CX_finalize(void);
 int MPIDI_CX_wait_reactivated(MPID_Progress_state * state);
@@ -301,63 +275,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_CX_win_drain(MPIR_Win * win)
 #define MPIDI_CX_USE_DIRECT() \
     (likely(MPIDI_CX_MT == MPIDI_CX_MT_DIRECT) || !MPIR_ThreadInfo.isThreaded)
 
-/* The other models' issue paths (out of line, cx_mt.c). */
-int MPIDI_CX_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
-                   int rank, int tag, MPIR_Comm * comm, int context_offset,
-                   MPIDI_av_entry_t * av, MPIR_Request ** req);
-int MPIDI_CX_issend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
-                    int rank, int tag, MPIR_Comm * comm, int context_offset,
-                    MPIDI_av_entry_t * av, MPIR_Request ** req);
-int MPIDI_CX_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
-                   int rank, int tag, MPIR_Comm * comm, int context_offset,
-                   MPIDI_av_entry_t * av, MPIR_Request ** req);
-int MPIDI_CX_put(const void *origin_addr, int origin_count,
-                 MPI_Datatype origin_datatype, int target_rank,
-                 MPI_Aint target_disp, int target_count,
-                 MPI_Datatype target_datatype, MPIR_Win * win);
-int MPIDI_CX_get(void *origin_addr, int origin_count,
-                 MPI_Datatype origin_datatype, int target_rank,
-                 MPI_Aint target_disp, int target_count,
-                 MPI_Datatype target_datatype, MPIR_Win * win);
-int MPIDI_CX_accumulate(const void *origin_addr, int origin_count,
-                        MPI_Datatype origin_datatype, int target_rank,
-                        MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op,
-                        MPIR_Win * win);
-int MPIDI_CX_get_accumulate(const void *origin_addr, int origin_count,
-                            MPI_Datatype origin_datatype, void *result_addr,
-                            int result_count, MPI_Datatype result_datatype,
-                            int target_rank, MPI_Aint target_disp,
-                            int target_count, MPI_Datatype target_datatype,
-                            MPI_Op op, MPIR_Win * win);
-int MPIDI_CX_fetch_and_op(const void *origin_addr, void *result_addr,
-                          MPI_Datatype datatype, int target_rank,
-                          MPI_Aint target_disp, MPI_Op op, MPIR_Win * win);
-int MPIDI_CX_compare_and_swap(const void *origin_addr,
-                              const void *compare_addr, void *result_addr,
-                              MPI_Datatype datatype, int target_rank,
-                              MPI_Aint target_disp, MPIR_Win * win);
-int MPIDI_CX_rput(const void *origin_addr, int origin_count,
-                  MPI_Datatype origin_datatype, int target_rank,
-                  MPI_Aint target_disp, int target_count,
-                  MPI_Datatype target_datatype, MPIR_Win * win,
-                  MPIR_Request ** request);
-int MPIDI_CX_rget(void *origin_addr, int origin_count,
-                  MPI_Datatype origin_datatype, int target_rank,
-                  MPI_Aint target_disp, int target_count,
-                  MPI_Datatype target_datatype, MPIR_Win * win,
-                  MPIR_Request ** request);
-int MPIDI_CX_raccumulate(const void *origin_addr, int origin_count,
-                         MPI_Datatype origin_datatype, int target_rank,
-                         MPI_Aint target_disp, int target_count,
-                         MPI_Datatype target_datatype, MPI_Op op,
-                         MPIR_Win * win, MPIR_Request ** request);
-int MPIDI_CX_rget_accumulate(const void *origin_addr, int origin_count,
-                             MPI_Datatype origin_datatype,
-                             void *result_addr, int result_count,
-                             MPI_Datatype result_datatype, int target_rank,
-                             MPI_Aint target_disp, int target_count,
-                             MPI_Datatype target_datatype, MPI_Op op,
-                             MPIR_Win * win, MPIR_Request ** request);
+/* The other models' issue paths (out of line, cx_mt_issue.c). */
+#define OP_PROTOTYPE(OP_, name_, vci_, params_, args_, descr_, dargs_, req_) \
+    int MPIDI_CX_##name_ params_;
+MPIDI_CX_OPS(OP_PROTOTYPE)
+#undef OP_PROTOTYPE
 
 #endif /* CX_MT_H_INCLUDED */

@@ -3,6 +3,7 @@
  * netmod is quiet (see cx_nm_poll.h): the CVARs and the pvars.
  */
 #include "mpidimpl.h"
+#include "cx_cvar.h"
 #include "cx_nm_poll.h"
 #include <time.h>
 

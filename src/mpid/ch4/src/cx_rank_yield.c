@@ -5,6 +5,7 @@
  * union of the local ranks' affinity masks (cx_oversub.h).
  */
 #include "mpidimpl.h"
+#include "cx_cvar.h"
 #include "cx_oversub.h"
 #include "mpidu_init_shm.h"
 

@@ -3,6 +3,7 @@
  * pvars of the constant-time matcher and of the request pools it fills (see cx_recvq.h).
  */
 #include "mpidimpl.h"
+#include "cx_cvar.h"
 #include "mpidig_recvq.h"
 
 /*

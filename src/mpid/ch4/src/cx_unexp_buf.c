@@ -3,6 +3,7 @@
  * and their MPI_T counter (see cx_unexp_buf.h).
  */
 #include "mpidimpl.h"
+#include "cx_cvar.h"
 #include "cx_unexp_buf.h"
 
 /*

@@ -3,6 +3,7 @@
  * process's address space, the threshold, and the MPI_T pvars.
  */
 #include "mpidimpl.h"
+#include "cx_cvar.h"
 #include "pip_post.h"
 #include "mpidu_init_shm.h"
 #include <sys/stat.h>

@@ -1,0 +1,323 @@
+/*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ */
+/* LockQ: operations queued after a failed try-lock and run by the lock
+ * holder, their proxy requests, and the try-lock backoff of progress that
+ * LockQ and CSync share (doc/design/thread-safety.md). */
+#include "mpidimpl.h"
+#include "cx_mt_impl.h"
+
+static void lockq_apply(void *descr, void *ctx);
+
+/* A queued operation must hand the user a request at once, but taking one
+ * from the VCI's pool needs the VCI lock the issuer just failed to get.  So
+ * each thread keeps a few requests per VCI, refilled while it holds the lock. */
+#define REQ_CACHE_SIZE 32
+
+typedef struct req_cache {
+    struct req_cache *next_cache;
+    int vci;
+    int n;
+    MPIR_Request *reqs[REQ_CACHE_SIZE];
+} req_cache_t;
+
+static _Thread_local req_cache_t *req_caches[MPIDI_CH4_MAX_VCIS];
+static req_cache_t *all_caches;
+static pthread_mutex_t all_caches_mutex = PTHREAD_MUTEX_INITIALIZER;
+/* Finalize frees every thread's cache; a thread notices by the epoch (MPI
+ * sessions may initialize the library again). */
+static int cache_epoch = 1;
+static _Thread_local int req_caches_epoch;
+
+static req_cache_t *thread_cache(int vci)
+{
+    if (unlikely(req_caches_epoch != cache_epoch)) {
+        memset(req_caches, 0, sizeof(req_caches));
+        req_caches_epoch = cache_epoch;
+    }
+    return req_caches[vci];
+}
+
+/* Under the VCI lock. */
+static req_cache_t *refill_request_cache(int vci)
+{
+    req_cache_t *c = thread_cache(vci);
+    if (!c) {
+        c = MPL_calloc(1, sizeof(*c), MPL_MEM_THREAD);
+        if (!c)
+            return NULL;
+        c->vci = vci;
+        pthread_mutex_lock(&all_caches_mutex);
+        c->next_cache = all_caches;
+        all_caches = c;
+        pthread_mutex_unlock(&all_caches_mutex);
+        req_caches[vci] = c;
+    }
+    while (c->n < REQ_CACHE_SIZE) {
+        MPIR_Request *r = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND, vci, 1);
+        if (!r)
+            break;
+        c->reqs[c->n++] = r;
+    }
+    return c;
+}
+
+void MPIDI_CX_lockq_finalize(void)
+{
+    pthread_mutex_lock(&all_caches_mutex);
+    while (all_caches) {
+        req_cache_t *c = all_caches;
+        all_caches = c->next_cache;
+        while (c->n > 0)
+            MPIR_Request_free_unsafe(c->reqs[--c->n]);
+        MPL_free(c);
+    }
+    cache_epoch++;      /* under the mutex: threads drop their stale pointers */
+    pthread_mutex_unlock(&all_caches_mutex);
+}
+
+/* A fresh request as MPIR_Request_create_from_pool would return it: one
+ * reference for the user, one for completion. */
+static MPIR_Request *take_cached_request(req_cache_t * c, MPIR_Request_kind_t kind)
+{
+    MPIR_Request *r = c->reqs[--c->n];
+    MPIR_Object_set_ref(r, 2);
+    r->kind = kind;
+    MPIR_cc_set(&r->cc, 1);
+    r->cc_ptr = &r->cc;
+    r->completion_notification = NULL;
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    MPIR_STATUS_SET_CANCEL_BIT(r->status, FALSE);
+    MPIR_STATUS_SET_COUNT(r->status, 0);
+    r->comm = NULL;
+    MPID_Request_create_hook(r);
+    return r;
+}
+
+/* Under the VCI lock: run the queue to its end (a producer between its swap
+ * and its link is waited for: it is a few instructions from done, unless
+ * descheduled, hence the yield). */
+void MPIDI_CX_drain_all(int vci)
+{
+    MPIDU_cx_lock_t *l = MPIDI_CX_global.locks[vci];
+    unsigned spins = 0;
+    while (cx_lockq_pending(l->queue)) {
+        l->drain(l);
+        cx_spin_pause(&spins);
+    }
+}
+
+/* A window synchronization call (LockQ): every one-sided operation queued
+ * for the window before the call is issued before it returns, whatever
+ * MAX_COMBINE is and however the producers are scheduled; returns the first
+ * error one of them met. */
+int MPIDI_CX_win_drain_queued(MPIR_Win * win)
+{
+    int vci = MPIDI_CX_win_vci(win);
+    MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
+    int err = cx_lockq_group_drain(MPIDI_CX_global.queues[vci], &MPIDIG_WIN(win, cx_queued),
+                                   lockq_apply, NULL);
+    MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+    return err;
+}
+
+/* Queue an operation: the issuer failed the try-lock (locked = false), or
+ * holds the lock but found work left in the queue (locked = true).  The user
+ * gets a proxy request at once; the datatype and communicator are referenced
+ * so the user may free them at once. */
+int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * dd, MPIR_Request ** req, bool locked)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int vci = dd->vci;
+    req_cache_t *c = thread_cache(vci);
+
+    if (unlikely(MPIDI_CX_descr_is_pt2pt(dd) && (!c || c->n == 0))) {
+        /* no proxy at hand: take the lock (once per REQ_CACHE_SIZE queued
+         * operations), refill, and issue directly behind the whole queue */
+        if (!locked)
+            MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
+        refill_request_cache(vci);
+        MPIDI_CX_drain_all(vci);
+        mpi_errno = MPIDI_CX_descr_issue(dd, req);
+        if (!locked)
+            MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+        return mpi_errno;
+    }
+
+    MPIDI_CX_descr_t *d = MPL_malloc(sizeof(*d), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!d, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    *d = *dd;
+    d->real = NULL;
+    d->cancelled = 0;
+    d->next_issued = NULL;
+    if (MPIDI_CX_descr_is_pt2pt(d)) {
+        d->proxy = take_cached_request(c, d->op == MPIDI_CX_OP_IRECV ? MPIR_REQUEST_KIND__RECV
+                                       : MPIR_REQUEST_KIND__SEND);
+        d->proxy->dev.cx_descr = d;
+        *req = d->proxy;
+    } else {
+        d->proxy = NULL;        /* completed by the window's synchronization */
+    }
+    MPIDI_CX_descr_add_refs(d);
+    int err = d->proxy ? cx_lockq_post(MPIDI_CX_global.queues[vci], d)
+        : cx_lockq_group_post(MPIDI_CX_global.queues[vci], &MPIDIG_WIN(d->rma.win, cx_queued), d);
+    if (err) {
+        MPIDI_CX_descr_release_refs(d);
+        MPL_free(d);
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    }
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static void copy_status(MPIR_Request * to, MPIR_Request * from)
+{
+    to->status = from->status;
+}
+
+/* Under the VCI lock: the proxy is done; its descriptor goes with it. */
+static void complete_proxy(MPIDI_CX_descr_t * d)
+{
+    MPIR_Request *proxy = d->proxy;
+    proxy->dev.cx_descr = NULL;
+    MPL_free(d);
+    MPID_Request_complete(proxy);
+}
+
+/* Under the VCI lock: run one queued operation. */
+static void lockq_apply(void *descr, void *ctx)
+{
+    MPIDI_CX_descr_t *d = descr;
+    int vci = d->vci;
+
+    if (!d->proxy) {
+        /* one-sided: no request to carry an error; the window's next
+         * synchronization call returns it (MPIDI_CX_win_drain) */
+        MPIR_Win *win = d->rma.win;
+        cx_lockq_group_ran(&MPIDIG_WIN(win, cx_queued), MPIDI_CX_descr_issue(d, NULL));
+        MPIDI_CX_descr_release_refs(d);
+        MPL_free(d);
+        return;
+    }
+    if (d->cancelled) {
+        MPIR_STATUS_SET_CANCEL_BIT(d->proxy->status, TRUE);
+        MPIR_STATUS_SET_COUNT(d->proxy->status, 0);
+    } else {
+        int err = MPIDI_CX_descr_issue(d, &d->real);
+        if (err != MPI_SUCCESS) {
+            d->proxy->status.MPI_ERROR = err;
+        } else if (!MPIR_Request_is_complete(d->real)) {
+            d->next_issued = MPIDI_CX_global.issued[vci];
+            MPIDI_CX_global.issued[vci] = d;
+            d = NULL;   /* completes later, in MPIDI_CX_resolve_issued */
+        } else {
+            copy_status(d->proxy, d->real);
+            MPIR_Request_free_unsafe(d->real);
+        }
+    }
+    MPIDI_CX_descr_release_refs(descr);
+    if (d)
+        complete_proxy(d);
+}
+
+/* Under the VCI lock: complete proxies whose real request completed. */
+void MPIDI_CX_resolve_issued(int vci)
+{
+    MPIDI_CX_descr_t **pp = &MPIDI_CX_global.issued[vci];
+    while (*pp) {
+        MPIDI_CX_descr_t *d = *pp;
+        if (MPIR_Request_is_complete(d->real)) {
+            *pp = d->next_issued;
+            copy_status(d->proxy, d->real);
+            MPIR_Request_free_unsafe(d->real);
+            complete_proxy(d);
+        } else {
+            pp = &d->next_issued;
+        }
+    }
+}
+
+/* MPI_Cancel of a proxy: before issue it is simply not issued; after, the
+ * real request is cancelled and the proxy picks up its status. */
+int MPIDI_CX_cancel(MPIR_Request * req)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int vci = MPIDI_Request_get_vci(req);
+
+    MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);    /* runs the queue: d is issued or done */
+    MPIDI_CX_descr_t *d = req->dev.cx_descr;
+    if (d && d->real) {
+        if (d->real->kind == MPIR_REQUEST_KIND__RECV)
+            mpi_errno = MPID_Cancel_recv(d->real);
+        else
+            mpi_errno = MPID_Cancel_send(d->real);
+        MPIDI_CX_resolve_issued(vci);
+    } else if (d) {
+        d->cancelled = 1;
+    }
+    MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+    return mpi_errno;
+}
+
+/* LockQ's and CSync's progress after its try-lock failed.  MPI_Test and
+ * the other nonblocking polls back off (the delay is kept per thread across
+ * calls) and, after TEST_MAX_FAILURES failures in a row, take the lock
+ * blocking, so repeated MPI_Test calls always progress.  A blocking wait
+ * takes the lock blocking at once, sleeping in the lock as MPICH's waiters
+ * do: spinning through the backoff, it would keep the holder from running
+ * whenever threads outnumber cores. */
+#define TEST_MAX_DELAY 1024    /* MPI_Test calls skipped between try-locks, at most */
+
+bool MPIDI_CX_progress_trylock_failed(int vci, int wait)
+{
+    cx_test_backoff_t *b = &MPIDI_CX_test_backoff;
+    if (!wait) {
+        cx_test_backoff_failed(b, TEST_MAX_DELAY);
+        if (!cx_test_backoff_must_block(b, MPIDI_CX_global.test_max_failures))
+            return false;
+    }
+    MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
+    cx_test_backoff_succeeded(b);
+    return true;
+}
+
+
+/* Debugging: MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL percent of issue try-locks fail. */
+bool MPIDI_CX_force_trylock_failure(void)
+{
+    static _Thread_local uint64_t x;
+    if (!x)
+        x = 0x9e3779b97f4a7c15ULL ^ (uint64_t) (uintptr_t) & x;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return (int) (x % 100) < MPIDI_CX_global.force_trylock_fail;
+}
+
+static void lockq_drain(MPIDU_cx_lock_t * lock)
+{
+    bool limit;
+    cx_lockq_combine(lock->queue, lockq_apply, NULL, &limit);
+    /* over MAX_COMBINE: the rest waits for the next holder (every
+     * completion call takes the lock, so it is not stranded) */
+}
+
+/* The queue under VCI lock l. */
+int MPIDI_CX_lockq_init_lock(MPIDU_cx_lock_t * l, int vci)
+{
+    cx_lockq_t *q = MPL_aligned_alloc(CX_CACHELINE_SIZE,
+                                      MPL_ROUND_UP_ALIGN(sizeof(*q), CX_CACHELINE_SIZE),
+                                      MPL_MEM_THREAD);
+    if (!q || cx_lockq_init(q, MPIDI_CX_global.max_combine)) {
+        MPL_free(q);
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**nomem", 0);
+    }
+    l->queue = q;
+    l->drain = lockq_drain;
+    MPIDI_CX_global.queues[vci] = q;
+    return MPI_SUCCESS;
+}
