@@ -1,56 +1,14 @@
 /*
- * MPICH-CX: selective reactivation in blocking waits, the hclhub-usc and
- * hclhub-ksc models (Dang et al., "Advanced Thread Synchronization for
- * Multithreaded MPI Implementations", §IV; the counters and the server
- * election are src/util/threadsafety/cx_reactivation.h), and any model
- * under MPIR_CVAR_CH4_CX_WAIT; its `auto` (LockQ's default) polls while few
- * threads wait and reactivates selectively when they crowd the cores.  A
- * thread polling in `auto` gives its core away for real (sched_yield, not
- * MPICH's MPL_thread_yield, a no-op on Linux) once its polls have found
- * nothing for MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER.
- *
- * MPI_Wait and MPI_Waitall register the requests they wait for in their
- * progress state (MPIDI_CX_wait_register).  As in the paper, a blocked
- * thread first polls as MPICH does; only a poll that made no progress makes
- * it a server or a waiter.  One thread at a time, the server, polls progress
- * on every VCI; after each poll it signals the synchronization counter of
- * every waiter once per request of it that completed (whoever completed it),
- * and so does any other thread whose poll completed requests while waiters
- * sleep (MPIDI_CX_progress_exit).  A waiter spins (USC) or sleeps (KSC) outside
- * every lock and wakes only when its whole set completed, or when the server
- * leaves and hands the role to the oldest waiter (USC); a KSC waiter instead
- * wakes by itself every CX_SCOUNT_KSC_HANDOVER_NS and takes the role if it is
- * vacant, so a leaving server wakes nobody and usually takes the role back
- * when it next waits.  An oversubscribed rank
- * thus has one thread polling instead of all of them, and with an HCLHub VCI
- * lock that thread re-enters at low priority, behind threads that issue.
- *
- * MPICH's progress hooks and schedule callbacks make blocking calls from
- * inside a poll (MPI_Comm_idup's context-id MPI_Allreduce, MPIR_Comm_commit's
- * broadcast), so a registered wait can run inside another one on the same
- * thread, perhaps inside the server's poll.  Such a nested wait never
- * sleeps and never takes or leaves the server role: it polls, for every
- * waiter when its thread serves (wait_nested; cx_reactivation.h, nested
- * waits).  A blocking call inside a poll that is no registered wait (an
- * MPI_Test) may still sleep as a waiter, perhaps holding the schedule
- * list's lock that the server then blocks on: waiters (USC too) sleep at
- * most CX_SCOUNT_KSC_HANDOVER_NS at a time, and one that saw the server
- * poll nothing for two sleeps in a row polls once itself
- * (cx_stalled_server_polls).
- *
- * CH4's critical sections are per VCI, so there is no global section to guard
- * the waiter list and the server flag: they have a mutex of their own, held
- * only for list updates, never while polling.
- *
- * Where the waiters sleep and the VCI locks do too, a server whose poll
- * found nothing parks until a core has nothing else to run (an idle-priority
- * sentinel rings it; MPIR_CVAR_CH4_CX_SERVER_PARK, cx_park.h), so that with
- * more threads than cores a thread with work does not wait behind it.  Or,
- * where a thread may return from SCHED_IDLE, it waits between polls at
- * SCHED_IDLE itself (MPIR_CVAR_CH4_CX_SERVER_IDLE; cx_reactivation.h), and a
- * watchdog thread moves it back if it stays idle longer than
- * CX_SERVER_IDLE_MAX_NS, so threads computing outside MPI cannot starve it.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  */
+/* Selective reactivation in MPI_Wait/MPI_Waitall (the hclhub-usc and
+ * hclhub-ksc models, and MPIR_CVAR_CH4_CX_WAIT): one blocked thread, the
+ * server, polls progress and signals the others' synchronization counters;
+ * they spin (usc) or sleep (ksc) until their requests completed.  Waits
+ * nested inside progress poll instead; an idle server parks or runs at
+ * SCHED_IDLE.  Design, rules and the paper: doc/design/reactivation.md;
+ * the counters and the election are src/util/threadsafety/cx_reactivation.h. */
 #include "mpidimpl.h"
 #include "cx_mt.h"
 #include "cx_reactivation.h"
@@ -234,9 +192,7 @@ void MPIDI_CX_reactivation_finalize(void)
 
 /* MPIR_CVAR_CH4_CX_WAIT=auto: the threads now past their first poll in a
  * registered wait, and how many may poll before the others sleep
- * (cx_crowd_limit: with a core per rank and the lazy hand-over, 2 threads
- * polling were faster than reactivation, 4 and 8 threads 2x slower;
- * README, thread-safety measurements). */
+ * (cx_crowd_limit; doc/performance.md has the measurements behind it). */
 static atomic_int crowd, crowd_limit;
 
 static int crowd_limit_of_this_rank(void)

@@ -1,28 +1,13 @@
 /*
- * MPICH-CX: netmod polls skipped while shared memory delivers, or while the
- * netmod is quiet (MPIR_CVAR_CH4_CX_NM_POLL_SKIP and _QUIET; the rule is
- * cx_poll_skip.h).
- *
- * MPICH's progress polls the netmod and then shared memory on every call.
- * With libfabric's tcp/rxm a poll that finds nothing still takes provider
- * mutexes and reads the clock, under the VCI lock: with intranode traffic
- * only, that was a quarter to a third of a busy rank's CPU time (README,
- * "Netmod polls while shared memory delivers").  So while shared memory
- * delivers and the netmod is idle, progress polls the netmod only every
- * max+1-th call; and so it does, shared memory busy or not, once the
- * netmod's polls found nothing for MPIR_CVAR_CH4_CX_NM_POLL_QUIET
- * microseconds (a rank waiting for shared memory, with no network traffic
- * at all, polled libfabric on every call).
- *
- * After an empty shared-memory poll in a call that skipped the netmod,
- * progress pauses for MPIR_CVAR_CH4_CX_NM_POLL_PAUSE CPU relax
- * instructions, so that a waiting rank does not read its sender's queue
- * back to back.
- *
- * Hooks: the progress body (ch4_progress.h) marks and records both polls;
- * POSIX eager reception, OFI's completion-queue reads and deferred sends,
- * and UCX's worker progress report events.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  */
+/* Netmod polls skipped while shared memory delivers or the netmod is quiet
+ * (MPIR_CVAR_CH4_CX_NM_POLL_SKIP, _QUIET, _PAUSE; the rule is cx_poll_skip.h,
+ * the design doc/design/nm-poll-skip.md).  Hooks: the progress body
+ * (ch4_progress.h) marks and records both polls; POSIX eager reception, OFI's
+ * completion-queue reads and deferred sends, and UCX's worker progress
+ * report events. */
 #ifndef CX_NM_POLL_H_INCLUDED
 #define CX_NM_POLL_H_INCLUDED
 

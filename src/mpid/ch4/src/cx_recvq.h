@@ -1,16 +1,12 @@
 /*
- * MPICH-CX: MPIDIG's posted and unexpected receive queues, per VCI.  With
- * MPIR_CVAR_CH4_CX_MATCHING=hash (the default) a VCI has a constant-time matcher
- * (src/util/matching/cx_match.h, NewMadeleine's design; plain lists inside
- * it while the queues are at most MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX long);
- * with `list` it keeps MPICH's linear lists.  Included at the end of mpidig_recvq.h; callers hold
- * the VCI lock.
- *
- * Keys follow MPIDIG_match_request: a posted receive's and an unexpected
- * message's tag are compared without their error bits, the arriving
- * message's and the receive pattern's as they are.  The cell lives in the
- * request itself (MPIDIG_req_t), next to the fields MPICH's lists compare.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  */
+/* MPIDIG's posted and unexpected receive queues, per VCI: a constant-time
+ * matcher (src/util/matching/cx_match.h) with MPIR_CVAR_CH4_CX_MATCHING=hash,
+ * MPICH's lists with `list` (doc/design/matching.md).  Included at the end of
+ * mpidig_recvq.h; callers hold the VCI lock.  Keys follow
+ * MPIDIG_match_request; the cell lives in the request (MPIDIG_req_t). */
 #ifndef CX_RECVQ_H_INCLUDED
 #define CX_RECVQ_H_INCLUDED
 

@@ -1,17 +1,13 @@
 /*
- * MPICH-CX: buffers of unexpected eager messages (MPIDIG).
- *
- * MPICH gives every unexpected eager message a pack buffer of
- * MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE bytes (68 KiB), 16 to a block.  With
- * thousands of small unexpected messages that is one fresh page, one TLB
- * entry and usually one page fault per message, and empty blocks go back to
- * the system after every burst: the time per message grows with their
- * number although matching is constant-time.  Messages of at most
- * MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE bytes take a cell of that size
- * from a second per-VCI pool instead; larger ones keep the pack buffers.
- * Which pool a buffer came from follows from the message size alone, so
- * nothing is stored per message.  Callers hold the VCI lock.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  */
+/* Buffers of unexpected eager messages (MPIDIG): messages of at most
+ * MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE bytes take a cell from a per-VCI
+ * pool of small cells instead of a 68 KiB pack buffer, so that a burst of
+ * small unexpected messages does not touch a fresh page each
+ * (doc/design/matching.md).  The pool follows from the message size alone;
+ * callers hold the VCI lock. */
 #ifndef CX_UNEXP_BUF_H_INCLUDED
 #define CX_UNEXP_BUF_H_INCLUDED
 
