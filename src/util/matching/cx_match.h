@@ -2,46 +2,12 @@
  * Copyright (C) MPICH-CX contributors.
  * See COPYRIGHT in top-level directory
  *
- * MPICH-CX constant-time tag matching (A. Denis, "Scalability of the
- * NewMadeleine Communication Library for Large Numbers of MPI Point-to-Point
- * Requests", CCGrid'19, §IV; corrected pseudo-code in shared/notes).
- *
- * One matcher per VCI.  Four structures, each keyed on the communicator's
- * context id:
- *   SPEC  (ctx, source, tag)  fully specified receives
- *   TAG   (ctx, tag)          MPI_ANY_SOURCE receives
- *   SRC   (ctx, source)       MPI_ANY_TAG receives
- *   WILD  (ctx)               MPI_ANY_SOURCE + MPI_ANY_TAG receives
- * Each entry holds an ordered list of posted receives and an ordered list of
- * unexpected messages.  A posted receive sits in exactly one list (its
- * class's); an unexpected message sits in all four through one shared cell,
- * so consuming it unlinks it everywhere in O(1).  Every posted receive gets a
- * 64-bit sequence number when it enters its list; an arriving message takes
- * the lowest-numbered head among its four candidate lists (the oldest
- * matching receive).
- *
- * The cell is embedded in the caller's request object (no allocation per
- * message); entries are created when a list gets its first element and
- * reclaimed when both their lists are empty (kept on a free list for the
- * next key), so memory follows the most requests outstanding at once, not
- * the number of (source, tag) pairs ever used.
- *
- * Short mode: hashing costs more than walking a list of a handful of
- * requests, so while neither queue holds more than `list_max` elements
- * (chosen at init) a matcher keeps one posted list (ascending seq) and one
- * unexpected list (arrival order) and searches them linearly.  The post or
- * arrival that would make a queue longer moves every element into the tables
- * (O(list_max), order kept: posted receives by their seq, unexpected
- * messages in arrival order).  The matcher returns to short mode when both
- * queues are empty and the last CX_MATCH_CALM_ADDS * list_max posts and
- * arrivals all left both queues within list_max: a workload that keeps
- * crossing list_max (a burst of list_max + 1 each round) stays in the
- * tables instead of moving its queues there and back every round.
- * list_max 0: always the tables.
- *
- * No MPI dependency (unit-tested standalone): a negative source or tag is a
- * wildcard (MPI_ANY_SOURCE and MPI_ANY_TAG are negative in MPICH).  Not
- * thread-safe: the caller holds the VCI lock.
+ * MPICH-CX constant-time tag matching (A. Denis, CCGrid'19, §IV): one matcher
+ * per VCI, four structures (SPEC, TAG, SRC, WILD) keyed on the context id,
+ * an unexpected message in all four through one cell embedded in the request,
+ * plain lists while the queues are short (list_max). No MPI dependency: a
+ * negative source or tag is a wildcard. Not thread-safe: the caller holds the
+ * VCI lock. Design and the paper's errata: doc/design/matching.md.
  */
 #ifndef CX_MATCH_H_INCLUDED
 #define CX_MATCH_H_INCLUDED
@@ -89,7 +55,7 @@ static inline uint64_t cx_match_src_tag(const cx_match_key_t * k)
 
 /* The same value built from a source and a tag in registers.  Not through
  * a key on the stack: two 32-bit stores read back by one 64-bit load defeat
- * the CPU's store forwarding (a stall of about 4 ns per search here). */
+ * the CPU's store forwarding (the load waits for both stores). */
 static inline uint64_t cx_match_pack_src_tag(int src, int tag)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__

@@ -1,3 +1,4 @@
+## Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 ## MPICH-CX: the synchronization library (locks, queues, combining,
 ## selective reactivation) under CH4's per-VCI critical sections.
 

@@ -1,16 +1,11 @@
 /*
- * MPICH-CX thread synchronization library: CLH queue lock.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * A waiter swaps its node into the tail and spins on its predecessor's node.
- * Node recycling is the standard one: the releaser marks its own node free
- * (its successor still spins on it) and keeps its predecessor's node, which
- * nobody references any more. Nodes come from the per-thread node cache, so
- * a thread can hold several CLH locks at once; the holder's node and its
- * predecessor are kept in the lock, written by the holder only.
- *
- * The node state has a third value, CX_CLH_PASSED, that a releaser can hand
- * to its successor instead of CX_CLH_FREE. The cohort lock of HCLHub uses it
- * to pass "global lock already held" down its per-NUMA CLH queue.
+ * MPICH-CX thread synchronization library: CLH queue lock. A waiter swaps its
+ * node into the tail and spins on its predecessor's; nodes come from the
+ * per-thread node cache. CX_CLH_PASSED hands "global lock already held" to the
+ * successor (HCLHub's cohorts). Design: doc/design/vci-locks.md.
  */
 #ifndef CX_CLH_H_INCLUDED
 #define CX_CLH_H_INCLUDED

@@ -1,19 +1,12 @@
 /*
- * MPICH-CX thread synchronization library: CLHub, the locality-preserving
- * priority lock with unbounded bias (Dang et al., "Advanced Thread
- * Synchronization for Multithreaded MPI Implementations", Fig. 12).
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * Mutual exclusion comes from `bias` alone, a test-and-set lock. The rest
- * only arbitrates who may compete for it:
- *   - the holder owns bias; a high-priority thread first tries bias directly,
- *     so the thread that just released it usually wins again (core-level
- *     monopolisation, no fairness cap: "unbounded bias");
- *   - one high-priority "candidate" (head of fifo_high) spins on bias with
- *     filter = 1; the other high-priority threads queue in fifo_high;
- *   - the head of fifo_low spins until filter == 0, then competes for bias;
- *     the other low-priority threads queue in fifo_low.
- * Priority is not strict: a low-priority head that saw filter == 0 just
- * before a new candidate raised it competes for bias with that candidate.
+ * MPICH-CX thread synchronization library: CLHub, the priority lock with
+ * unbounded bias (Dang et al., "Advanced Thread Synchronization for
+ * Multithreaded MPI Implementations", Fig. 12). Mutual exclusion is `bias`, a
+ * test-and-set lock; a high-priority and a low-priority CLH queue and `filter`
+ * only arbitrate who competes for it. Design: doc/design/reactivation.md.
  */
 #ifndef CX_CLHUB_H_INCLUDED
 #define CX_CLHUB_H_INCLUDED

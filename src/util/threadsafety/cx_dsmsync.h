@@ -1,44 +1,13 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX thread synchronization library: DSM-Synch software combining with
- * the acquire/release extension of CSync (Amer et al., "Software Combining
- * to Mitigate Multithreaded MPI Contention", Fig. 2; DSM-Synch is by
- * Fatourou and Kallimanis).
- *
- * The combining queue is an MCS-like queue of per-thread nodes that carry a
- * request. The thread at the head is the combiner: it applies its own request
- * and those queued behind it, marks them COMPLETE, and hands the lock
- * (UNLOCKED) to the first node it did not serve.
- *
- *   cx_dsm_synch:   enqueue req; return once it was applied (by us or by a
- *                   combiner)
- *   cx_dsm_acquire: outer MCS lock, enqueue a NULL request, combine: the
- *                   caller then runs its own critical section exclusively
- *                   (into an empty queue: a CAS, as cx_dsm_try_first;
- *                   cx_dsm_tryacquire does only that)
- *   cx_dsm_release: hand the combining lock on, release the outer MCS lock
- *   cx_dsm_try_first / cx_dsm_finish_first:
- *                   a caller that finds the queue empty enters it with a CAS
- *                   and runs its own operation inline, without building a
- *                   request (CSync's uncontended case); one that fails has
- *                   changed nothing and calls cx_dsm_synch
- *
- * Rules (paper, and notes/csync-lockq.md §1f):
- *   - two qnodes per thread, toggled per call: a node just served may still
- *     be read by the combiner that served it;
- *   - the tail node is never served (stop when next->next == NULL): its
- *     owner gets the lock instead, so no CAS on tail ever races with the
- *     reuse of a node the combiner completed;
- *   - stop at a node whose request is NULL (a dsm_acquire caller wants the
- *     lock itself); only the combiner's own first node may be NULL;
- *   - stop after max_combine requests of other threads;
- *   - no `next = NULL` store after the hand-off (the erratum of the original
- *     algorithm: the node's owner may already be reusing it);
- *   - the outer MCS lock lets at most one NULL request into the queue, since
- *     each one stops combining.
- *
- * The counting of max_combine differs from Fig. 2 (`counter > MAX_COMBINE`,
- * which serves up to MAX_COMBINE + 2 requests): here a batch is the
- * combiner's own request plus at most max_combine others.
+ * CSync's acquire/release extension (Amer et al., "Software Combining to
+ * Mitigate Multithreaded MPI Contention", Fig. 2). cx_dsm_synch (apply a request,
+ * by us or a combiner), cx_dsm_acquire/tryacquire/release (exclusive section),
+ * cx_dsm_try_first/finish_first (inline when the queue is empty). The rules
+ * (tail never served, no next = NULL after hand-off, ...): doc/design/csync.md.
  */
 #ifndef CX_DSMSYNC_H_INCLUDED
 #define CX_DSMSYNC_H_INCLUDED

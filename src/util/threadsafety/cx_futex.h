@@ -1,15 +1,12 @@
 /*
- * MPICH-CX thread synchronization library: futex mutex.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * The algorithm of glibc's default pthread mutex (Drepper, "Futexes Are
- * Tricky", mutex 3), with its try-lock and release inline: one CAS to take
- * the lock, one exchange to give it back, a system call only when a thread
- * sleeps or must be woken.  Not FIFO: a running thread may take the lock
- * before a sleeping one, which keeps the lock moving when threads outnumber
- * cores (a FIFO lock would wait for a descheduled next holder).  LockQ's
- * default lock: its issue path is a try-lock and a release.
- *
+ * MPICH-CX thread synchronization library: futex mutex, glibc's default mutex
+ * algorithm (Drepper, "Futexes Are Tricky", mutex 3) with its try-lock (one
+ * CAS) and release (one exchange) inline. Not FIFO. LockQ's default lock.
  * state: 0 free, 1 held, 2 held and a thread may be asleep on it.
+ * Design: doc/design/vci-locks.md.
  */
 #ifndef CX_FUTEX_H_INCLUDED
 #define CX_FUTEX_H_INCLUDED

@@ -1,18 +1,12 @@
 /*
- * MPICH-CX thread synchronization library: HCLHub, the hierarchical CLHub
- * (Dang et al., §IV-B: "P-HCLHub").
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * CLHub (see cx_clhub.h) whose fifo_high is a NUMA cohort lock: a global TAS
- * lock without backoff plus one CLH lock per NUMA node. A high-priority
- * thread queues on its node's CLH lock; if its local predecessor passed the
- * global lock down (CX_CLH_PASSED) it inherits it, otherwise it takes the
- * global TAS. On release, a holder with a local successor keeps the global
- * lock and passes it on; otherwise it releases the global lock, then the
- * local one. Local hand-offs are not capped (NUMA-node-level unbounded
- * monopolisation, as in the paper).
- *
- * The cohort lock only elects the candidate that competes for `bias`; bias
- * is still the real mutual exclusion.
+ * MPICH-CX thread synchronization library: HCLHub (Dang et al., §IV-B,
+ * "P-HCLHub"), CLHub whose high-priority queue is a NUMA cohort lock: a global
+ * TAS lock plus one CLH lock per NUMA node, the global lock passed down within a
+ * node without bound. `bias` is still the mutual exclusion.
+ * Design: doc/design/reactivation.md.
  */
 #ifndef CX_HCLHUB_H_INCLUDED
 #define CX_HCLHUB_H_INCLUDED

@@ -1,17 +1,12 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX thread synchronization library: LockQ helpers (Amer et al.,
- * "Software Combining to Mitigate Multithreaded MPI Contention", §3.4).
- *
- * LockQ decouples the lock from the work list: a thread that fails its
- * trylock posts a descriptor to the MPSC queue and returns; whoever holds the
- * lock (every holder, after every acquisition) drains the queue with
- * cx_lockq_combine before doing its own work, which keeps the FIFO order of
- * posted operations ahead of the holder's own. The lock itself is the
- * caller's (any lock works: the paper found MCS and pthread mutex equal).
- *
- * A combiner that leaves work in the queue must post its own operation
- * instead of running it, so that order is kept: cx_lockq_combine reports
- * that case in *limit_reached.
+ * "Software Combining to Mitigate Multithreaded MPI Contention", §3.4). A
+ * thread that fails its try-lock posts a descriptor; every lock holder runs the
+ * queue (cx_lockq_combine) before its own work. Groups let a window's
+ * synchronization wait for what was posted before it. Design: doc/design/lockq.md.
  */
 #ifndef CX_LOCKQ_H_INCLUDED
 #define CX_LOCKQ_H_INCLUDED

@@ -1,11 +1,11 @@
 /*
- * MPICH-CX thread synchronization library: MCS queue lock.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * Each waiter spins on its own node, so a hand-off touches one remote line.
- * cx_mcs_acquire/release take the node from the per-thread node cache and
- * remember it in the lock (written by the holder only), so release needs no
- * argument and a thread can hold several MCS locks at once. Callers that own
- * their node use cx_mcs_acquire_node/cx_mcs_release_node instead.
+ * MPICH-CX thread synchronization library: MCS queue lock. Each waiter spins on
+ * its own node; nodes come from the per-thread node cache and are remembered in
+ * the lock, so a thread can hold several MCS locks (cx_mcs_acquire_node/
+ * release_node for callers that own their node). Design: doc/design/vci-locks.md.
  */
 #ifndef CX_MCS_H_INCLUDED
 #define CX_MCS_H_INCLUDED

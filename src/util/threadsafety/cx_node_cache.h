@@ -1,21 +1,12 @@
 /*
- * MPICH-CX thread synchronization library: per-thread cache of queue-lock
- * nodes.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * MCS and CLH need one queue node per held lock. Taking nodes from a
- * thread-local free list lets one thread hold several queue locks at once
- * without the caller managing nodes, and keeps the acquire path free of
- * malloc. Every node is one 64-byte, 64-byte-aligned block, so the MCS and
- * CLH nodes share the cache.
- *
- * Nodes are never returned to the system while the program runs: CLH's
- * tryacquire reads the state of a tail node that another thread may recycle
- * at the same moment, so that memory must stay mapped. When a thread exits,
- * its free list moves to a process-wide pool that later threads draw from, so
- * short-lived threads do not leak nodes.
- *
- * Header-only: each translation unit that includes this file has its own
- * cache and pool, which is harmless (nodes are interchangeable).
+ * MPICH-CX thread synchronization library: per-thread cache of 64-byte queue-lock
+ * nodes (MCS, CLH). Nodes are never returned to the system (CLH's try-lock may
+ * read a node being recycled); a thread's free list moves to a process-wide pool
+ * when it exits. Header-only: each translation unit has its own cache, which is
+ * harmless. Design: doc/design/vci-locks.md.
  */
 #ifndef CX_NODE_CACHE_H_INCLUDED
 #define CX_NODE_CACHE_H_INCLUDED

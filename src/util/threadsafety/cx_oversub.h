@@ -1,8 +1,10 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX: whether ranks waiting in MPI give their core away (sched_yield)
- * because the node's ranks outnumber the cores they may run on. A polling
- * rank that never yields holds its core for a whole time slice while the
- * peer it waits for cannot run, so every step of a collective costs one.
+ * because the node's ranks outnumber the cores they may run on.
+ * Design: doc/design/rank-yield.md.
  */
 #ifndef CX_OVERSUB_H_INCLUDED
 #define CX_OVERSUB_H_INCLUDED

@@ -1,33 +1,12 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX thread synchronization library: parking a polling thread until a
- * core goes idle (MPICH-CX's, not from the papers).
- *
- * With more threads than cores, a thread that polls and yields still gets
- * its fair share of a core, and threads with work (woken waiters, issuers)
- * wait behind it.  A parked thread instead sleeps until a *sentinel*
- * thread, which runs at SCHED_IDLE, gets a core: the kernel runs a
- * SCHED_IDLE thread mostly when no other thread wants that core (it weighs
- * 3 against a normal thread's 1024; beside a busy thread it still gets a
- * short turn now and then), so the ring means "there is, most likely, a
- * core with nothing else to do", and the parked thread polls again there.  Any
- * thread may move itself to SCHED_IDLE without privilege (only moving back
- * needs it), so, unlike moving the poller itself to SCHED_IDLE
- * (cx_server_sched_*), this works for every user and never changes an
- * application thread's policy; the sentinel holds no lock, so nothing waits
- * on it.
- *
- * A park lasts at most timeout_ns.  A park that times out means no core
- * went idle: threads that never sleep (computing, or polling in another
- * process) have the cores, and the sentinel, weighing 3, would wait long
- * behind them.  Parking would then only slow the poller down, so after a
- * time-out cx_park_due() says no for backoff_ns, and the poller yields as
- * it did before.
- *
- * One thread parks at a time (the reactivation server); the sentinel starts
- * at the first cx_park_start and sleeps on a futex between parks.  It runs
- * on the CPUs of the thread that parks (taken over whenever another thread
- * parks), so that a ring means a core that thread may use.  Linux only
- * (futexes, SCHED_IDLE); elsewhere cx_park_start fails and callers yield.
+ * core goes idle (MPICH-CX's). The parked thread sleeps until a sentinel thread
+ * at SCHED_IDLE runs, most likely on a core with nothing else to do; a park
+ * that times out starts a backoff in which the poller yields instead. No
+ * privilege needed; Linux only. Design: doc/design/reactivation.md.
  */
 #ifndef CX_PARK_H_INCLUDED
 #define CX_PARK_H_INCLUDED

@@ -1,28 +1,11 @@
 /*
- * MPICH-CX: when a progress engine may skip polling one transport (the
- * netmod) because another (shared memory) is delivering, or because the
- * netmod has long been quiet.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * Per VCI: each transport counts the polls in which it found work (an
- * event); a progress call marks the count before polling it and records
- * afterwards whether that poll was busy.  The netmod is *quiet* once its
- * polls have found nothing for `quiet_ns` (0: never): a run of empty polls
- * reads the clock every CX_POLL_SKIP_CLOCK_EVERY of them, so a wait costs
- * one clock read per that many polls, and a netmod with traffic every few
- * microseconds (a network ping-pong, a transfer) never turns quiet.  The
- * netmod poll is due when skipping is off (max 0), when shared memory is
- * not polled in the same call, when the netmod's own last poll found work,
- * after max skips in a row, or when shared memory's last poll found
- * nothing while the netmod is not quiet.  So a netmod that has traffic
- * polls as MPICH does; netmod traffic waits at most max progress calls, and
- * only while every shared-memory poll delivers a message or after the
- * netmod was quiet (a rank that waits for shared memory with no network
- * traffic then polls the netmod once every max+1 calls instead of on every
- * call).
- *
- * The state is relaxed atomics: shared-memory polls run under the VCI lock
- * but a netmod poll may not (MPICH's lockless model), and a race only
- * misjudges one decision.  Plain C11, no MPICH headers (unit-tested alone).
+ * MPICH-CX: when progress may skip polling the netmod because shared memory is
+ * delivering or the netmod has long been quiet, and the pause after an empty
+ * poll. Relaxed atomics (a race misjudges one decision); plain C11, no MPICH
+ * headers (unit-tested alone). Design: doc/design/nm-poll-skip.md.
  */
 #ifndef CX_POLL_SKIP_H_INCLUDED
 #define CX_POLL_SKIP_H_INCLUDED
@@ -97,8 +80,8 @@ static inline void cx_poll_skip_done(atomic_int *events, int mark, atomic_int *b
  * poll found nothing, `pause` CPU relax instructions before the next poll.
  * The skipped netmod poll used to space the polls of an idle queue; without
  * it a waiting rank reads the queue the sender writes so often that the
- * sender's stores wait for the cache line (a small-message stream 10-15%
- * slower).  A queue that delivers is polled again at once. */
+ * sender's stores wait for the cache line.  A queue that delivers is polled
+ * again at once. */
 static inline void cx_poll_skip_idle_pause(cx_poll_skip_t *p, int pause)
 {
     if (pause <= 0 || CX_PS_LOAD_(p->shm_busy))

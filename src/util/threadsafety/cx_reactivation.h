@@ -3,75 +3,11 @@
  * See COPYRIGHT in top-level directory
  *
  * MPICH-CX thread synchronization library: selective reactivation with
- * synchronization counters (Dang et al., "Advanced Thread Synchronization
- * for Multithreaded MPI Implementations", Figs. 6 and 7).
- *
- * Threads blocked in a progress loop cooperate: at most one of them, the
- * server, keeps polling under the external lock (the global critical
- * section); the others are waiters that sleep outside the lock on a
- * synchronization counter. Completion callbacks, run by the server under the
- * lock, signal the counter of the completed request's owner, which wakes
- * exactly that thread once all the operations it waits for are done. A
- * leaving server force-wakes one waiter so that somebody keeps polling
- * (cx_reactivation_resign), or, where waiters sleep with a time limit
- * (cx_scount_wait_timed), wakes nobody and leaves the role vacant for the
- * first of them to time out or for itself to take back
- * (cx_reactivation_resign_lazy: MPICH-CX's, not the paper's).
- *
- * Every cx_reactivation_* call and cx_scount_arm run under the external
- * lock; so do the list and the counts inside a cx_scount_t. Only `signaled`
- * is touched outside it (by the sleeping waiter).
- *
- * Usage in a progress loop (lock held on entry):
- *     bool elected = false;
- *     while (!done(req)) {
- *         if (poll()) continue;
- *         if (elected || (elected = cx_reactivation_try_elect(r))) {
- *             unlock(); yield(); lock_low();
- *         } else {
- *             cx_scount_arm(c, pending_ops);
- *             cx_reactivation_add_waiter(r, c);
- *             cx_scount_wait(c, unlock, lock_low, ctx);
- *         }
- *     }
- *     cx_reactivation_remove_waiter(r, c);  // woken by another path
- *     if (elected) cx_reactivation_resign(r);
- *     else cx_reactivation_wake_next(r);
- *
- * Hazards of a literal port of Fig. 6, fixed here (notes §1.2):
- *   (a) a Waitall counter leaves the waiter list only when its count reaches
- *       0, so a waiter with partial completions can still be force-woken;
- *   (b) add_waiter is idempotent (in_list) and remove_waiter of a counter
- *       not in the list is a no-op;
- *   (c) a signal to a counter that is not armed (count 0) does nothing, and
- *       arming clears a stale flag;
- *   (d) KSC waits on its own mutex+condvar but checks the flag under that
- *       mutex, so a wake between releasing the external lock and sleeping
- *       is not lost (USC spins on the flag, nothing to lose);
- *   (e) a woken waiter re-enters with the low-priority acquire;
- *   (f) "at most one server" holds because every server/list change happens
- *       under the external lock; a force-woken thread that finds a new
- *       server simply waits again.
- *
- * Nested waits (MPICH-CX's; issue 28): the progress a loop polls may itself
- * make a blocking call (MPICH's schedule callbacks and progress hooks do:
- * MPI_Comm_idup's context id comes from a blocking MPI_Allreduce run inside
- * the poll of the thread's own MPI_Wait), and that call runs a progress
- * loop of its own on the same thread.  Such a loop must never sleep as a
- * waiter: if its thread holds the server role nobody else ever polls (the
- * others wait for a server that sleeps), and it may hold locks of the
- * progress engine that the server needs.  cx_reactivation_enter tells a
- * loop whether it is the thread's outermost one (it may elect itself or
- * sleep) or nested: then it only polls, for every waiter if an outer loop
- * of its thread serves, and neither elects nor resigns, so the role is
- * neither lost nor held twice.
- *
- * A blocking call inside a poll that is no such loop (an MPI_Test) is the
- * outermost loop of its thread and may sleep; should the server then block
- * on a lock that sleeper holds, nobody would poll either.  So waiters sleep
- * with a time limit (USC too) and watch the server: a waiter whose timed
- * sleep ended CX_SERVER_STALL_TIMEOUTS times in a row without a poll of
- * the server in between polls once itself (cx_server_watch_stalled).
+ * synchronization counters (Dang et al., "Advanced Thread Synchronization for
+ * Multithreaded MPI Implementations", Figs. 6 and 7): one blocked thread, the
+ * server, polls; waiters sleep on counters their completions signal. Also the
+ * lazy hand-over, nested waits, the crowding limit of `auto` and the idle-
+ * priority server. Usage, rules and hazards fixed: doc/design/reactivation.md.
  */
 #ifndef CX_REACTIVATION_H_INCLUDED
 #define CX_REACTIVATION_H_INCLUDED
@@ -299,7 +235,7 @@ static inline void cx_reactivation_resign(cx_reactivation_t *r)
  * comes back to wait within microseconds (it issues its next operations)
  * and takes the role again; the forced wake-up, a context switch to a
  * thread that then mostly polls in its place, cost more than it saved when
- * threads outnumber cores (README, thread-safety measurements). */
+ * threads outnumber cores (doc/design/reactivation.md). */
 static inline void cx_reactivation_resign_lazy(cx_reactivation_t *r)
 {
     r->server_present = false;
@@ -432,9 +368,7 @@ static inline int cx_crowd_limit(int node_cpus, int affinity_cpus, int local_ran
 /* The server at idle scheduling priority (MPICH-CX's, not the paper's;
  * MPIR_CVAR_CH4_CX_SERVER_IDLE).  With more threads than cores, a server
  * that polls and yields still takes its fair share of a core, and a thread it
- * wakes, or any thread with work, waits behind it (woken threads waited
- * 0.17 ms for a core on average, hundreds of them over 0.5 ms, with 8
- * threads per rank on a core each: README).  At SCHED_IDLE
+ * wakes, or any thread with work, waits behind it.  At SCHED_IDLE
  * the server runs only while no other thread wants its core, and a wake-up
  * preempts it at once.  Linux lets a thread move itself to SCHED_IDLE, but
  * back to SCHED_OTHER only with CAP_SYS_NICE or an RLIMIT_NICE that allows
@@ -542,7 +476,7 @@ static inline bool cx_server_sched_probe(int *nice)
 
 /* A thread at SCHED_IDLE runs only when no other thread wants its core:
  * threads that compute outside MPI can keep it off for a second or more
- * (its weight is 3 against their 1024; seen here with two spinning threads).
+ * (its weight is 3 against their 1024).
  * The watchdog bounds that: while a thread is armed (at SCHED_IDLE or about
  * to be), a helper thread wakes every period and moves it back to
  * SCHED_OTHER if it is still idle; it is a normal thread waking from sleep,

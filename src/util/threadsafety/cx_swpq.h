@@ -1,17 +1,11 @@
 /*
- * MPICH-CX thread synchronization library: SWP queue, the multi-producer
- * single-consumer FIFO of LockQ (Amer et al., "Software Combining to
- * Mitigate Multithreaded MPI Contention", Fig. 4).
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * Linked list with a dummy node. A producer swaps its node into the tail,
- * then links it behind its predecessor: both steps are wait-free. The
- * consumer pops behind the dummy, and the popped node becomes the new dummy.
- * Total order is the order of the swaps.
- *
- * Not linearizable: an enqueue is visible to the consumer only once linked.
- * A producer preempted between swap and link makes the queue look empty at
- * that point (later items stay hidden behind it) until it links. That is
- * expected; LockQ tolerates it.
+ * MPICH-CX thread synchronization library: SWP queue, LockQ's wait-free
+ * multi-producer single-consumer FIFO (Amer et al., Fig. 4): swap into the tail,
+ * then link. Not linearizable: a producer preempted between swap and link hides
+ * later items until it links; LockQ tolerates that. Design: doc/design/lockq.md.
  */
 #ifndef CX_SWPQ_H_INCLUDED
 #define CX_SWPQ_H_INCLUDED

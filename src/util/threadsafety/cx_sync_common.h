@@ -2,13 +2,10 @@
  * Copyright (C) MPICH-CX contributors.
  * See COPYRIGHT in top-level directory
  *
- * MPICH-CX thread synchronization library: common definitions.
- *
- * Cache-line alignment, CPU relax, bounded spinning that falls back to
- * sched_yield (so spinning locks still make progress when threads outnumber
- * cores), exponential backoff, a per-thread trylock budget for nonblocking
- * progress calls (MPI_Test), and a test-and-test-and-set spin lock used as
- * the building block of CLHub/HCLHub.
+ * MPICH-CX thread synchronization library: common definitions. Cache-line
+ * alignment, CPU relax, bounded spinning that falls back to sched_yield, backoff,
+ * the per-thread try-lock budget of MPI_Test, when a polling waiter yields, and
+ * a test-and-test-and-set spin lock. Design: doc/design/vci-locks.md.
  */
 #ifndef CX_SYNC_COMMON_H_INCLUDED
 #define CX_SYNC_COMMON_H_INCLUDED
@@ -26,7 +23,7 @@
 #define CX_CACHE_ALIGNED _Alignas(CX_CACHELINE_SIZE)
 
 /* Relax iterations a waiter spins before it calls sched_yield (then again
- * every as many). A waiter that spins this long (~10 us with a 10 ns pause)
+ * every as many). A waiter that spins this long
  * is probably waiting for a descheduled thread (oversubscription): yielding
  * lets that thread run, so FIFO locks do not stall for whole time slices.
  * Long enough not to add syscalls to hand-offs between running threads.

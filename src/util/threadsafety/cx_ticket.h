@@ -1,9 +1,10 @@
 /*
- * MPICH-CX thread synchronization library: ticket lock.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * FIFO spin lock: take a ticket with fetch-and-add, wait until it is served.
- * Waiters back off in proportion to their distance from the head of the line,
- * so the line being served is polled mostly by the next few waiters.
+ * MPICH-CX thread synchronization library: ticket lock. FIFO: fetch-and-add a
+ * ticket, wait until it is served, backing off in proportion to the distance
+ * from the head. Design: doc/design/vci-locks.md.
  */
 #ifndef CX_TICKET_H_INCLUDED
 #define CX_TICKET_H_INCLUDED

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX thread synchronization library: NUMA topology (see cx_topology.h).
  */
 #ifndef _GNU_SOURCE

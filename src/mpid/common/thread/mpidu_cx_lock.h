@@ -1,13 +1,12 @@
 /*
- * MPICH-CX: the lock under a VCI critical section, chosen at MPI_Init.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * An MPIDU_Thread_mutex_t whose `cx` pointer is NULL behaves exactly as in
- * MPICH (pthread mutex, recursion bookkeeping in owner/count).  CH4 points
- * `cx` of each VCI lock at one of these when a CX thread-safety model or a
- * non-default VCI lock is selected.  Every first acquisition then also runs
- * the VCI's queued operations (LockQ and CSync), before the caller's own
- * critical section: that is what keeps operations issued by synchronized
- * threads in their order.
+ * MPICH-CX: the lock under a VCI critical section, chosen at MPI_Init. A mutex
+ * whose `cx` is NULL is MPICH's; otherwise every first acquisition also runs the
+ * VCI's queued operations (LockQ, CSync) before the caller's own critical
+ * section, which keeps synchronized threads' operations in order.
+ * Design: doc/design/vci-locks.md.
  */
 #ifndef MPIDU_CX_LOCK_H_INCLUDED
 #define MPIDU_CX_LOCK_H_INCLUDED
