@@ -3,7 +3,7 @@
  * See COPYRIGHT in top-level directory
  */
 /* CSync: operations issued by DSM-Synch software combining
- * (doc/design/thread-safety.md). */
+ * (doc/design/csync.md). */
 #include "mpidimpl.h"
 #include "cx_mt_impl.h"
 

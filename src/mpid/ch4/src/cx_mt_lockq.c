@@ -4,7 +4,7 @@
  */
 /* LockQ: operations queued after a failed try-lock and run by the lock
  * holder, their proxy requests, and the try-lock backoff of progress that
- * LockQ and CSync share (doc/design/thread-safety.md). */
+ * LockQ and CSync share (doc/design/lockq.md). */
 #include "mpidimpl.h"
 #include "cx_mt_impl.h"
 
