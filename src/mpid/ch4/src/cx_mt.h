@@ -20,11 +20,13 @@ enum {
 
 /* The operations another thread may issue: point-to-point first, then
  * one-sided ones (cx_mt_ops.h). */
+/* *INDENT-OFF* */
 enum {
 #define OP_CODE(OP_, name_, vci_, params_, args_, descr_, dargs_, req_) MPIDI_CX_OP_##OP_,
     MPIDI_CX_OPS(OP_CODE)
 #undef OP_CODE
 };
+/* *INDENT-ON* */
 
 /* The arguments of a one-sided operation. */
 typedef struct {
@@ -276,9 +278,11 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_CX_win_drain(MPIR_Win * win)
     (likely(MPIDI_CX_MT == MPIDI_CX_MT_DIRECT) || !MPIR_ThreadInfo.isThreaded)
 
 /* The other models' issue paths (out of line, cx_mt_issue.c). */
+/* *INDENT-OFF* */
 #define OP_PROTOTYPE(OP_, name_, vci_, params_, args_, descr_, dargs_, req_) \
     int MPIDI_CX_##name_ params_;
 MPIDI_CX_OPS(OP_PROTOTYPE)
 #undef OP_PROTOTYPE
+/* *INDENT-ON* */
 
 #endif /* CX_MT_H_INCLUDED */

@@ -10,6 +10,7 @@
 int MPIDI_CX_descr_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req)
 {
     MPIDI_CX_rma_args_t *a = &d->rma;
+/* *INDENT-OFF* */
     switch (d->op) {
 #define ISSUE_CASE(OP_, name_, vci_, params_, args_, descr_, dargs_, req_) \
         case MPIDI_CX_OP_##OP_: \
@@ -17,6 +18,7 @@ int MPIDI_CX_descr_issue(MPIDI_CX_descr_t * d, MPIR_Request ** req)
             MPIDI_CX_OPS(ISSUE_CASE)
 #undef ISSUE_CASE
     }
+/* *INDENT-ON* */
     MPIR_Assert(0);
     return MPI_ERR_INTERN;
 }

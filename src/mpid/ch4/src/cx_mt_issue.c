@@ -44,6 +44,7 @@ static int issue(MPIDI_CX_descr_t * d, MPIR_Request ** req)
     return mpi_errno;
 }
 
+/* *INDENT-OFF* */
 #define UNPAREN(...) __VA_ARGS__
 
 #define PT2PT_ENTRY(OP_, name_, vci_, params_, args_, descr_, dargs_, req_) \
@@ -61,3 +62,4 @@ MPIDI_CX_PT2PT_OPS(PT2PT_ENTRY)
         return issue(&d, req_);                                         \
     }
 MPIDI_CX_RMA_OPS(RMA_ENTRY)
+/* *INDENT-ON* */

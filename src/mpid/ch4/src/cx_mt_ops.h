@@ -18,6 +18,7 @@
 #ifndef CX_MT_OPS_H_INCLUDED
 #define CX_MT_OPS_H_INCLUDED
 
+/* *INDENT-OFF* */
 #define MPIDI_CX_PT2PT_PARAMS(buf_qual_) \
     (buf_qual_ void *buf, MPI_Aint count, MPI_Datatype datatype, int rank, int tag, \
      MPIR_Comm * comm, int context_offset, MPIDI_av_entry_t * av, MPIR_Request ** req)
@@ -163,5 +164,6 @@
        a->target_datatype, a->op, a->win, req), request)
 
 #define MPIDI_CX_OPS(X) MPIDI_CX_PT2PT_OPS(X) MPIDI_CX_RMA_OPS(X)
+/* *INDENT-ON* */
 
 #endif /* CX_MT_OPS_H_INCLUDED */

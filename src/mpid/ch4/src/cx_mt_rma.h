@@ -10,6 +10,7 @@
 
 #include "cx_mt.h"
 
+/* *INDENT-OFF* */
 #define MPIDI_CX_RMA_ENTRY(OP_, name_, vci_, params_, args_, descr_, dargs_, req_) \
     MPL_STATIC_INLINE_PREFIX int MPIDI_##name_ params_                  \
     {                                                                   \
@@ -19,5 +20,6 @@
     }
 MPIDI_CX_RMA_OPS(MPIDI_CX_RMA_ENTRY)
 #undef MPIDI_CX_RMA_ENTRY
+/* *INDENT-ON* */
 
 #endif /* CX_MT_RMA_H_INCLUDED */

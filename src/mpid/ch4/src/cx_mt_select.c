@@ -152,17 +152,20 @@ _Thread_local cx_test_backoff_t MPIDI_CX_test_backoff;
  * --with-ch4-vci-lock if given; else the model's default (`dflt`). */
 #include "cx_mt_models.def"
 
+/* *INDENT-OFF* */
 static const struct {
     const char *name;
     int model;
     int lock;                   /* the model's own lock, -1: none */
     int dflt;                   /* its lock when nothing else names one */
     int wait_kind;
+/* *INDENT-OFF* */
 } models[] = {
 #define MODEL_ROW(name_, model_, lock_, dflt_, wait_) {name_, model_, lock_, dflt_, wait_},
     MPIDI_CX_MT_MODELS(MODEL_ROW)
 #undef MODEL_ROW
 };
+/* *INDENT-ON* */
 
 #define NUM_MODELS ((int) (sizeof(models) / sizeof(models[0])))
 /* "direct, lockq, ..., lockless": every name MPIR_CVAR_CH4_MT_MODEL takes */
