@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX benchmarks: shared options, output format and counters.
  *
  * Every benchmark accepts the same options (bench_usage lists them) and prints,

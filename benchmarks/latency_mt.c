@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * latency_mt: multithreaded ping-pong. Thread t of rank 0 and thread t of
  * rank 1 ping-pong messages of S bytes on their own communicator (or tag);
  * all T pairs run at once. Reports the mean half round-trip time over the

@@ -1,24 +1,12 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * lockbench: lock microbenchmark for the MPICH-CX synchronization library
- * (src/util/threadsafety). Standalone, no MPI.
- *
- * Build (from benchmarks/):
- *     gcc -std=gnu11 -O2 -g -pthread -Wall -Wextra -I../src/util/threadsafety \
- *         -o lockbench lockbench.c ../src/util/threadsafety/cx_topology.c -lhwloc
- *
- * Usage:
- *     lockbench --lock mutex|futex|ticket|mcs|clh|clhub|hclhub [--threads N|N,N,...]
- *               [--seconds S] [--delay D]
- *
- * Each thread loops: acquire; increment a shared counter and write one shared
- * cache line; release; spin D relax iterations outside (default 20). For
- * each thread count it prints, after '#' parameter lines and the header
- * bench,case,x,metric,value,unit, the rows
- *     lockbench,LOCK,THREADS,throughput,VALUE,Macq/s
- *     lockbench,LOCK,THREADS,fairness,VALUE,min/max   (per-thread acquisitions)
- * and exits 1 if the shared counter disagrees with the acquisition count.
- * hclhub takes its NUMA nodes from hwloc (MPICH_CX_FAKE_NUMA_NODES=n to
- * fake n nodes).
+ * (src/util/threadsafety), no MPI. Each thread acquires, writes a shared line,
+ * releases and spins --delay D; prints throughput (Macq/s) and fairness per
+ * thread count, exits 1 if mutual exclusion failed. Options and how to build it
+ * alone: doc/user/benchmarks.md.
  */
 #include "cx_sync_common.h"
 #include "cx_ticket.h"

@@ -1,19 +1,11 @@
 /*
- * Matching benchmarks: N outstanding 1-byte receives on rank 1, N messages
- * from rank 0. Reports the receiver's time per message for each N.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- *   posted-first:     rank 1 posts all N receives, then rank 0 sends; each
- *                     arriving message searches the posted-receive queue.
- *   unexpected-first: rank 0 sends all N (then a sync message that rank 1
- *                     waits for), then rank 1 posts the receives; each post
- *                     searches the unexpected-message queue.
- *   --wildcard any-source: every receive uses MPI_ANY_SOURCE.
- *   --wildcard any-tag:    every 8th receive uses MPI_ANY_TAG; they are posted
- *                     after the others and their messages carry tags no
- *                     specific receive uses, so the matching is deterministic.
- *
- * Every received message is checked (tag, source, payload), so the benchmark
- * doubles as a matching-correctness test.
+ * Matching benchmarks: N outstanding 1-byte receives on rank 1, N messages from
+ * rank 0; the receiver's time per message for each N, receives posted first or
+ * messages unexpected first, optionally with wildcards. Every message is checked
+ * (tag, source, payload). Details: doc/user/benchmarks.md.
  */
 #include "match_common.h"
 #include "bench_common.h"

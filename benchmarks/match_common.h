@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * The matching benchmarks' shared driver (match_burst, match_shuffle).
  */
 #ifndef MATCH_COMMON_H_INCLUDED

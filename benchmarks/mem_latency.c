@@ -1,18 +1,12 @@
 /*
- * mem_latency: what one cold cache line costs on this machine. Standalone, no
- * MPI: the floor under the constant-time matcher's per-message time when its
- * queues outgrow the caches (README, Tag matching: flatness).
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * Usage:
- *     mem_latency [--sizes BYTES,BYTES,...] [--loads N]
- *
- * For each size it links that many bytes of 64-byte lines into one cycle in
- * random order and times N dependent loads around it (each load's address
- * comes from the one before, so the processor cannot overlap them, as in a
- * matcher's bucket -> entry -> cell -> request chain). Prints, after '#'
- * parameter lines and the header bench,case,x,metric,value,unit, rows
- *     mem_latency,random,BYTES,latency,VALUE,ns
- * and exits 1 if the walk did not come back to its start (a broken cycle).
+ * mem_latency: what one cold cache line costs on this machine, no MPI: N
+ * dependent loads around a random cycle of 64-byte lines of each --sizes, the
+ * floor under the matcher's per-message time once its queues outgrow the caches.
+ * Prints rows mem_latency,random,BYTES,latency,VALUE,ns; exits 1 if the walk
+ * breaks. doc/user/benchmarks.md.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,14 +1,12 @@
 /*
- * mt_msgrate: multithreaded message rate. T threads per rank; thread t of rank
- * 0 sends windows of W nonblocking messages of S bytes to thread t of rank 1,
- * which receives them and acknowledges each window. Threads keep their traffic
- * apart with a communicator each (default) or a tag each. Reports the
- * aggregate messages per second of all threads.
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * --peer self: each thread of rank 0 sends its window to itself and receives
- * it, while rank 1 sleeps outside MPI; T threads then contend for rank 0's
- * VCI on T cores without a busy peer (contention without oversubscription on
- * a 2-core machine with T=2).
+ * mt_msgrate: multithreaded message rate. Thread t of rank 0 sends windows of W
+ * nonblocking S-byte messages to thread t of rank 1 (a communicator or tag
+ * each), each window acknowledged; aggregate messages per second. --peer self:
+ * rank 0's threads send to themselves while rank 1 sleeps (contention without
+ * oversubscription). doc/user/benchmarks.md.
  */
 #include "bench_common.h"
 

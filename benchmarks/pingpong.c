@@ -1,15 +1,11 @@
 /*
- * pingpong: point-to-point latency (half round trip) and windowed
- * unidirectional bandwidth between two ranks, 1 B to 4 MiB by default; for
- * 64 KiB and up also the sender's time inside MPI per message while it
- * computes (sender_mpi) and this machine's memcpy bandwidth (the limit of a
- * single copy).
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
  *
- * Latency sends from one buffer and receives into another, as OSU's
- * osu_latency does (--buffers separate, the default); with --buffers one a
- * rank sends back the buffer it just received into, so every byte of the
- * message was last written by the other rank's copy (under PiP, whichever
- * core did that copy) before it is read again.
+ * pingpong: latency (half round trip) and windowed bandwidth between two ranks;
+ * from 64 KiB also the sender's time in MPI while it computes (sender_mpi) and
+ * memcpy bandwidth. --buffers separate (default, as osu_latency) or one (send
+ * back the buffer just received into). doc/user/benchmarks.md.
  */
 #include "bench_common.h"
 

@@ -1,3 +1,4 @@
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Shared helpers of the MPICH-CX test sections. Sourced.
 #
 # Every test reports one line: PASS, FAIL, XFAIL (a known failure, listed with
@@ -7,6 +8,11 @@
 : "${T_RESULTS:=/dev/null}"
 : "${T_LOGDIR:=${TMPDIR:-/tmp}/mpich-cx-test-logs}"
 mkdir -p "$T_LOGDIR"
+
+# CX_VERSION (from VERSION) and cx_mt_models (the model names of
+# src/mpid/ch4/src/cx_mt_models.def): the build scripts' readers of their one
+# sources.
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/cx-common.sh"
 
 t_result() {   # STATUS NAME [DETAIL]
     local line="$1 $2${3:+ -- $3}"
@@ -44,8 +50,20 @@ t_mpi_env() {
     export HYDRA_HOST_FILE=/dev/null
 }
 
+# The ranks of a node talk through the network module (libfabric's tcp
+# provider on loopback), not shared memory: "netmod" tests.
+T_NETMOD_ENV=(MPIR_CVAR_NOLOCAL=1 FI_PROVIDER=tcp)
+# The same through OFI's active-message path (tagged messages off), where
+# MPIDIG's matching does the matching instead of the provider: "ofi-am" tests.
+T_OFI_AM_ENV=(MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_CH4_OFI_ENABLE_TAGGED=0 FI_PROVIDER=tcp)
+
+# "direct, lockq, ...": the model names as MPI_Init's error message lists them
+# (MPICH's lockless follows them there).
+t_mt_model_list() { cx_mt_models | paste -sd, - | sed 's/,/, /g'; }
+
 # The thread-safety configurations the tests cover: "LABEL|CVAR=VALUE ...".
 # A build configured with --enable-ch4-mt=runtime selects each at MPI_Init.
+# Every model of cx_mt_models.def is among them (test/unit/scripts.sh checks).
 T_MODELS=(
     "direct-mutex|"
     "direct-ticket|MPIR_CVAR_CH4_CX_VCI_LOCK=ticket"

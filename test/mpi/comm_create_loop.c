@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Communicator creation in a loop (issue 28 item 2):
  *     comm_create_loop [THREADS [ITERATIONS [mixed]]]     (defaults 1 and 200)
  * THREADS threads per rank, each on a communicator of its own, repeat

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * More outstanding requests than MPICH 4.0.2's request pool holds (256 blocks
  * of 1024: 262144).  MPICH-CX's pool grows its blocks to 4096 requests
  * (patch 0012), so it holds 1043456 at once.

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPI matching semantics through MPIDIG's queues (README "Tag matching";
  * run with MPIR_CVAR_CH4_CX_MATCHING=hash and =list, over shared memory and over
  * the OFI active-message path):

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Non-overtaking order (MPI 4.0, 3.5): messages from one sender that match the
  * same receive arrive in the order sent, whether the receives are posted
  * first or the messages arrive first, with exact and wildcard receives; and

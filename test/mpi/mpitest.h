@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Helpers for MPICH-CX's MPI test programs. A test prints "No Errors" on rank
  * 0 and exits 0 when every check held (MPICH's test-suite convention).
  */

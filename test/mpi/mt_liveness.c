@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Liveness and object lifetimes for queued operations (LockQ queues every
  * issue when run with MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL=100; the other
  * models must pass too):

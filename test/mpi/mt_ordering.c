@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Order across threads under every thread-safety model (run with
  * MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL=50 so LockQ queues about half of the
  * operations): thread A issues operation 1, then signals thread B, which

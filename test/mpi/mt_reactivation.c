@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Selective reactivation (models hclhub-usc and hclhub-ksc, and any model
  * with MPIR_CVAR_CH4_CX_WAIT=usc|ksc, or auto once more threads wait than
  * its limit; the others must pass too, with the pvars showing nothing):

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * The selective-reactivation server between its polls, at SCHED_IDLE or
  * parked until a core goes idle (README, "How blocked threads wait";
  * MPIR_CVAR_CH4_CX_SERVER_IDLE and _PARK), under LockQ's auto waits:

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Stress: T threads per rank (argument, default 8) with a mix of operations:
  * windows of Isend/Irecv completed by Waitall or by MPI_Test loops, blocking
  * Send/Recv, Iprobe, and an any-source receive; thread i of each rank talks

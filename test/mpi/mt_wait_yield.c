@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * A thread blocked in MPI gives its core to a thread beside it that has work
  * (README, "Yielding for real": auto waits yield for real once their polls
  * have found nothing for MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER, where MPICH's

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Netmod polls skipped while shared memory delivers, or while the netmod is
  * quiet (MPIR_CVAR_CH4_CX_NM_POLL_SKIP, _QUIET): network traffic must keep
  * flowing while shared memory streams and after the netmod was quiet, and

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Under `mpiexec -pip` (test/mpi/run): the ranks of a node are PiP tasks of
  * one process.
  *   1. every rank is a task (MPICH_CX_PIP_TASK set) with its own copy of

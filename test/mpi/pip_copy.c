@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * PiP single-copy transfers (README "PiP", src/mpid/ch4/shm/ipc/pip).
  * Ranks pair up (r, r^1).  Each rank learns which ranks are tasks of its own
  * process from the kernel's process id (syscall, not the per-task getpid)

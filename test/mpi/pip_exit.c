@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Under `mpiexec -pip -n 4` (test/mpi/run): after MPI_Finalize, rank 1
  * calls exit(3) inside a shared library of its own (libpip_exit_lib.so,
  * as libgfortran calls exit for a Fortran STOP).  That must end rank 1

@@ -1,3 +1,4 @@
+! Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 ! Under `mpiexec -pip -n 4` (test/mpi/run): after MPI_Finalize, rank 1
 ! ends with `STOP 3`, which libgfortran turns into exit(3).  That must end
 ! rank 1 only: mpiexec reports code 3 and the other ranks, still running,

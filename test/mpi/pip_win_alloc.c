@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Windows MPICH allocates in shared memory (MPI_Win_allocate and
  * MPI_Win_allocate_shared, with alloc_shared_noncontig so that MPICH tries
  * its symmetric heap): every rank's memory is reachable by MPI_Get and, for

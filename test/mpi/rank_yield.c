@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Ranks that outnumber their CPUs yield in their waits
  * (MPIR_CVAR_CH4_CX_RANK_YIELD): the pvars say whether this run yields and
  * how many CPUs the node's ranks share, and a run of small allreduces and

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * One-sided operations queued by LockQ are issued before the window's
  * synchronization call returns: rank 0's threads put (or accumulate) into
  * rank 1's window, one element per call, then rank 0 synchronizes and rank 1

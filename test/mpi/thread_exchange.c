@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPI_THREAD_MULTIPLE: T threads per rank exchange verified messages with the
  * same-numbered thread of the peer, concurrently, once with a communicator
  * per thread and once with a tag per thread on one communicator (the

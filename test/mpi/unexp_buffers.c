@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Unexpected eager messages of every size class (MPIR_CVAR_CH4_CX_UNEXP_SMALL_BUFFER_SIZE):
  * rank 0 sends ROUNDS x SIZES messages, then a sync message; once rank 1 has
  * the sync message every data message waits in its unexpected queue.  Rank 1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Runs the comparison runner's unit tests; one result line per test.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

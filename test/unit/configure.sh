@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Unit tests of the top-level configure's error paths (seconds; no MPICH build).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,6 +40,13 @@ expect_configure_fail configure-missing-ucx "UCX development files not found" \
     PKG_CONFIG_LIBDIR="$w/none" -- --with-device=ch4:ucx --with-hwloc=/usr
 
 expect_configure_fail configure-relative-baseline-prefix "needs an absolute directory" -- --with-baseline-prefix=rel/dir
+
+# The version and the model names come from their one sources (VERSION,
+# cx_mt_models.def) when autoconf runs: a configure older than them fails here.
+t_check unit/configure-version "configure --version does not report VERSION's $CX_VERSION (rerun ./autogen.sh)" \
+    bash -c '"$1" --version | sed -n 1p | grep -qxF "MPICH-CX configure $2"' _ "$repo/configure" "$CX_VERSION"
+t_check unit/configure-mt-models "configure's model names are not cx_mt_models.def's: $(cx_mt_models | tr '\n' ' ')(rerun ./autogen.sh)" \
+    grep -qxF "cx_mt_models=\"$(cx_mt_models | paste -sd ' ' -)\"" "$repo/configure"
 
 # Thread-safety models and VCI locks: bad values and a conflicting granularity.
 expect_configure_fail configure-bad-mt-model "--enable-ch4-mt=lockfree is not a thread-safety model" -- --enable-ch4-mt=lockfree

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Unit tests of the constant-time matcher (src/util/matching), no MPI: each
 # test with the real hash (unit/matching/NAME) and with every key in one
 # bucket (unit/matching/collide/NAME), with the tables always in use and again

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Unit tests of the PiP runtime (src/pm/pip: mpich-cx-piphost), no MPI: a
 # test program loaded as several tasks of one process (private globals,
 # per-task exit codes, exit/_exit/_Exit/quick_exit/return ending one task only,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Unit tests of the shared PiP single copy (src/mpid/ch4/shm/ipc/pip/
 # pip_share.h), no MPI: a receiver and a helping sender as two threads.
 # Built and run normally, under ThreadSanitizer and under AddressSanitizer

@@ -1,3 +1,4 @@
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 """Unit tests of benchmarks/compare's parsing, checks and aggregation."""
 import importlib.machinery
 import importlib.util
@@ -13,19 +14,23 @@ spec = importlib.util.spec_from_loader("compare", loader)
 compare = importlib.util.module_from_spec(spec)
 loader.exec_module(compare)
 
+# MPICH-CX's version, from its one source (VERSION's first line)
+with open(os.path.join(HERE, "..", "..", "VERSION")) as f:
+    CX_VERSION = f.readline().strip()
+
 CX_OUT = """# library: MPICH Version:\t4.0.2
-# library: MPICH-CX Version:\t0.1.0
+# library: MPICH-CX Version:\t%s
 # bench: pingpong
 bench,case,x,metric,value,unit
 pingpong,latency,8,latency,0.5,us
 pingpong,bandwidth,8,bandwidth,100,MB/s
-"""
+""" % CX_VERSION
 
 
 class ParseTest(unittest.TestCase):
     def test_rows_and_library(self):
         lib, rows = compare.parse_output(CX_OUT)
-        self.assertEqual(lib[1], "MPICH-CX Version:\t0.1.0")
+        self.assertEqual(lib[1], "MPICH-CX Version:\t" + CX_VERSION)
         self.assertEqual(rows[0], ("pingpong", "latency", 8, "latency", 0.5, "us"))
         self.assertEqual(len(rows), 2)
 

@@ -1,3 +1,4 @@
+## Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 ## MPICH-CX: constant-time tag matching (NewMadeleine design) behind MPIDIG's
 ## posted and unexpected queues.
 

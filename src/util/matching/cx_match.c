@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX constant-time tag matching: the hash tables and the four-structure
  * matcher (see cx_match.h).
  */

@@ -1,3 +1,4 @@
+## Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 ## MPICH-CX: fork identification (MPI_Get_library_version, mpichversion)
 
 mpi_core_sources += src/util/mpichcx/mpichcx_info.c

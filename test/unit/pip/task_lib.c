@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * A shared library of task_prog (test/unit/pip.sh) that ends the process
  * from inside itself, as libgfortran does for a Fortran STOP: its own calls
  * to exit, _exit and quick_exit (GOT slots of this object, not the program's).

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * A program the PiP runtime tests load as tasks (test/unit/pip.sh).  What
  * it does is chosen by its arguments:
  *   info                 print index, the address and value of a global

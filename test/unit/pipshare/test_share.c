@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Unit tests of src/mpid/ch4/shm/ipc/pip/pip_share.h with threads standing
  * in for a receiver and its sender:
  *   alone   the receiver copies every chunk itself (sender busy), sizes not

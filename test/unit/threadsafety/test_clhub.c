@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * CLHub: mutual exclusion with acquire, acquire_low and tryacquire mixed;
  * two CLHub locks held at once; priority of a waiting high-priority
  * candidate over low-priority waiters; liveness of low-priority acquirers.

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Shared helpers of the threadsafety unit tests: checks, bounded waits,
  * thread start/join, and generic lock tests (mutual exclusion, nesting, FIFO)
  * driven through a table of lock operations.

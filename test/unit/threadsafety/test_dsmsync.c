@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * DSM-Synch with the acquire/release extension: scripted queues with exact
  * expected combining (who applies which request, where combining stops:
  * tail node, NULL request, max_combine), at most one NULL request in the

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * HCLHub with MPICH_CX_FAKE_NUMA_NODES=2 (set here, so the cohort logic
  * runs on a one-node machine): mutual exclusion with acquire, acquire_low and
  * tryacquire mixed; two locks held at once; the cohort hand-off order and

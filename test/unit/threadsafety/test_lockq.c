@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * LockQ helpers: FIFO drain bounded by max_combine with limit_reached, and
  * the LockQ protocol under contention (trylock or post; every holder
  * combines first; a holder that leaves work behind posts its own operation):

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Ticket, MCS, CLH and futex locks: mutual exclusion (2, 4, 16 threads,
  * with and without tryacquire mixed in), two locks of the same type held at
  * once, FIFO service order (not futex: it is not FIFO), tryacquire

@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * Unit tests of cx_park.h: a thread parked until a core has nothing else
  * to run, woken by a sentinel at SCHED_IDLE.
  *

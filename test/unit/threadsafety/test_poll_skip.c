@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * cx_poll_skip.h: when progress skips the netmod poll while shared memory
  * delivers (MPIR_CVAR_CH4_CX_NM_POLL_SKIP).
  *

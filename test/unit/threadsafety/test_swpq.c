@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * SWP queue: single-thread FIFO and emptiness; several producers with one
  * consumer (per-producer FIFO, no loss, no duplicates); a producer stopped
  * between swap and link (test hook) hides its item and everything queued

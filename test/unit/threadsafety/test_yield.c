@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * cx_yield and cx_wait_yield_due (cx_sync_common.h): a thread that polls in
  * vain and yields leaves its core to a thread beside it that has work,
  * which MPICH-CX's auto waits rely on (README, "Yielding for real").

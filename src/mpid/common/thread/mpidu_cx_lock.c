@@ -1,4 +1,7 @@
 /*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
  * MPICH-CX: set-up of the locks under VCI critical sections (see mpidu_cx_lock.h).
  */
 #include "mpiimpl.h"

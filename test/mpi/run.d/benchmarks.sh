@@ -1,0 +1,38 @@
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
+# Sourced by test/mpi/run: the benchmarks the installed MPICH-CX carries
+# (libexec/mpich-cx), in smoke-test mode.
+
+# The lock microbenchmark (no MPI): every lock, CSV rows, mutual exclusion
+# checked by the program itself (it exits 1 if the shared counter is off).
+for l in mutex futex ticket mcs clh clhub hclhub; do
+    t_run "bench/lockbench-$l" 60 bash -c 'l=$1; shift; out=$("$@") || exit 1; echo "$out";
+        echo "$out" | grep -Eq "^lockbench,$l,2,throughput,[0-9.e+-]+,Macq/s$" || { echo "no throughput row"; exit 1; }' \
+        _ "$l" "$prefix/libexec/mpich-cx/lockbench" --lock "$l" --threads 1,2 --seconds 0.2
+done
+
+# The memory-latency probe (no MPI): one positive latency row per size, and
+# a size too small refused.
+t_run bench/mem_latency 60 bash -c 'out=$("$@" --sizes 4096,1048576 --loads 100000) || exit 1; echo "$out";
+    [ "$(echo "$out" | grep -Ec "^mem_latency,random,(4096|1048576),latency,[0-9.e+]+,ns$")" = 2 ] || { echo "no latency rows"; exit 1; }
+    ! echo "$out" | grep -Eq ",(0|-[0-9.e+-]*|nan|inf),ns$" || { echo "non-positive value"; exit 1; }
+    ! "$@" --sizes 64 2>/dev/null || { echo "64 bytes accepted"; exit 1; }' _ "$prefix/libexec/mpich-cx/mem_latency"
+# Benchmarks, smoke mode: they run, print CSV rows, and report the MPICH-CX library.
+bench=$prefix/libexec/mpich-cx
+for b in pingpong mt_msgrate latency_mt match_burst match_shuffle; do
+    extra=()
+    case $b in mt_msgrate|latency_mt) extra=(--threads 2) ;; match_shuffle) extra=(--wildcard any-tag) ;; esac
+    t_run "bench/$b" 120 bash -c 'out=$("$@") || exit 1; echo "$out";
+        echo "$out" | grep -q "^# library: MPICH-CX Version:" || { echo "no MPICH-CX library line"; exit 1; }
+        echo "$out" | grep -Eq "^[a-z_]+,[^,]+,[0-9]+,[a-z_]+,[0-9.e+-]+,[^,]+$" || { echo "no CSV rows"; exit 1; }
+        ! echo "$out" | grep -Eq ",(0|-[0-9.e+-]*|nan|inf),[^,]+$" || { echo "non-positive value"; exit 1; }' \
+        _ "${launch[@]}" -n 2 "$bench/$b" --quick "${extra[@]}"
+done
+# pingpong's latency with one buffer for send and receive (OSU's separate
+# buffers are the default), and the option refused by a benchmark without it.
+t_run bench/pingpong-one-buffer 120 bash -c 'out=$("$@") || exit 1; echo "$out";
+    echo "$out" | grep -q "^# params: .* buffers=one$" || { echo "no buffers=one in the parameters"; exit 1; }
+    echo "$out" | grep -Eq "^pingpong,latency,[0-9]+,latency,[0-9.e+-]+,us$" || { echo "no latency rows"; exit 1; }' \
+    _ "${launch[@]}" -n 2 "$bench/pingpong" --quick --buffers one
+t_run bench/buffers-refused 60 bash -c 'out=$("$@" 2>&1) && { echo "$out"; echo "accepted"; exit 1; }; echo "$out";
+    grep -q "buffers is not an option of mt_msgrate" <<<"$out"' \
+    _ "${launch[@]}" -n 1 "$bench/mt_msgrate" --quick --buffers one
