@@ -1,4 +1,5 @@
-## MPICH-CX: fork identification (MPI_Get_library_version, mpichversion)
+## MPICH-CX: fork identification (MPI_Get_library_version, mpichversion), and
+## what any part of MPICH may ask about PiP
 
-mpi_core_sources += src/util/mpichcx/mpichcx_info.c
-noinst_HEADERS += src/include/mpichcx_info.h
+mpi_core_sources += src/util/mpichcx/mpichcx_info.c src/util/mpichcx/mpichcx_pip.c
+noinst_HEADERS += src/include/mpichcx_info.h src/include/mpichcx_pip.h
