@@ -1,5 +1,4 @@
-## MPICH-CX: fork identification (MPI_Get_library_version, mpichversion), and
-## what any part of MPICH may ask about PiP
+## MPICH-CX: fork identification (MPI_Get_library_version, mpichversion)
 
 mpi_core_sources += src/util/mpichcx/mpichcx_info.c src/util/mpichcx/mpichcx_pip.c
 noinst_HEADERS += src/include/mpichcx_info.h src/include/mpichcx_pip.h
