@@ -1,5 +1,5 @@
 ## Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 ## MPICH-CX: fork identification (MPI_Get_library_version, mpichversion)
 
-mpi_core_sources += src/util/mpichcx/mpichcx_info.c
-noinst_HEADERS += src/include/mpichcx_info.h
+mpi_core_sources += src/util/mpichcx/mpichcx_info.c src/util/mpichcx/mpichcx_pip.c
+noinst_HEADERS += src/include/mpichcx_info.h src/include/mpichcx_pip.h

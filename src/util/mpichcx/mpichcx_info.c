@@ -40,8 +40,8 @@ static int pip_is_active(void)
 
 #if defined(MPIDIG_CX_DEFAULT_MATCHING) && !defined(MPIDI_CH4_DIRECT_NETMOD)
 /* CH4's PiP single-copy IPC type (src/mpid/ch4/shm/ipc/pip) */
-const char *MPIDI_CX_PIP_describe(void);
-#define PIP_SINGLE_COPY() MPIDI_CX_PIP_describe()
+const char *MPIDI_PIP_describe(void);
+#define PIP_SINGLE_COPY() MPIDI_PIP_describe()
 #else
 #define PIP_SINGLE_COPY() "single copy not built"
 #endif

@@ -14,7 +14,7 @@
  *           removal, so a helper touching one late is caught by the
  *           sanitizers;
  *   window  eight shares listed at once and offered in reverse order;
- *   stream  cx_pip_copy_stream byte-exact for every destination alignment
+ *   stream  MPIDI_PIPI_copy_stream byte-exact for every destination alignment
  *           and short, odd and long sizes, nothing written outside; then
  *           alone, help and window again with streaming copies.
  */
@@ -35,7 +35,7 @@ static int failures;
 #define CHECK(c, ...) do { if (!(c)) { printf("FAIL %s:%d: ", __FILE__, __LINE__); \
     printf(__VA_ARGS__); printf("\n"); failures++; } } while (0)
 
-static cx_pip_share_list_t list;
+static MPIDI_PIPI_share_list_t list;
 static int stop, stream_mode;
 static size_t helper_bytes, helper_chunks;
 
@@ -43,7 +43,7 @@ static void *helper(void *arg)
 {
     (void) arg;
     while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
-        size_t chunks = 0, b = cx_pip_share_help(&list, &chunks);
+        size_t chunks = 0, b = MPIDI_PIPI_share_help(&list, &chunks);
         __atomic_fetch_add(&helper_bytes, b, __ATOMIC_RELAXED);
         __atomic_fetch_add(&helper_chunks, chunks, __ATOMIC_RELAXED);
     }
@@ -74,17 +74,17 @@ static int verify(size_t n, unsigned seed)
     return 1;
 }
 
-static cx_pip_share_t *open_share(void)
+static MPIDI_PIPI_share_t *open_share(void)
 {
-    cx_pip_share_t *s = aligned_alloc(64, sizeof(*s));
-    cx_pip_share_init(s, src);
-    cx_pip_share_add(&list, s);
+    MPIDI_PIPI_share_t *s = aligned_alloc(64, sizeof(*s));
+    MPIDI_PIPI_share_init(s, src);
+    MPIDI_PIPI_share_add(&list, s);
     return s;
 }
 
-static void close_share(cx_pip_share_t * s)
+static void close_share(MPIDI_PIPI_share_t * s)
 {
-    cx_pip_share_remove(&list, s);
+    MPIDI_PIPI_share_remove(&list, s);
     memset(s, 0xff, sizeof(*s));        /* a late helper would see garbage */
     free(s);
 }
@@ -93,12 +93,12 @@ static void close_share(cx_pip_share_t * s)
 static size_t receive(size_t n, size_t want, size_t c, unsigned seed, int nap)
 {
     fill(n, seed);
-    cx_pip_share_t *s = open_share();
-    cx_pip_share_offer(s, dst, want, c, stream_mode);
+    MPIDI_PIPI_share_t *s = open_share();
+    MPIDI_PIPI_share_offer(s, dst, want, c, stream_mode);
     if (nap)
         usleep(200);
-    size_t chunks = 0, b = cx_pip_share_work(s, &chunks);
-    cx_pip_share_wait(s);
+    size_t chunks = 0, b = MPIDI_PIPI_share_work(s, &chunks);
+    MPIDI_PIPI_share_wait(s);
     CHECK(__atomic_load_n(&s->done, __ATOMIC_RELAXED) == want, "wait returned early");
     verify(want, seed);
     close_share(s);
@@ -121,17 +121,17 @@ static void test_alone(void)
  * adding up to the message, few of them. */
 static void test_chunk(void)
 {
-    CHECK(cx_pip_share_next_chunk(4194304, 16384) == 1048576, "4 MiB: %zu",
-          cx_pip_share_next_chunk(4194304, 16384));
-    CHECK(cx_pip_share_next_chunk(65536, 16384) == 16384, "64 KiB: %zu",
-          cx_pip_share_next_chunk(65536, 16384));
-    CHECK(cx_pip_share_next_chunk(20000, 16384) == 20000, "a remainder under two chunks");
-    CHECK(cx_pip_share_next_chunk(100, 16384) == 100, "a remainder under one chunk");
+    CHECK(MPIDI_PIPI_share_next_chunk(4194304, 16384) == 1048576, "4 MiB: %zu",
+          MPIDI_PIPI_share_next_chunk(4194304, 16384));
+    CHECK(MPIDI_PIPI_share_next_chunk(65536, 16384) == 16384, "64 KiB: %zu",
+          MPIDI_PIPI_share_next_chunk(65536, 16384));
+    CHECK(MPIDI_PIPI_share_next_chunk(20000, 16384) == 20000, "a remainder under two chunks");
+    CHECK(MPIDI_PIPI_share_next_chunk(100, 16384) == 100, "a remainder under one chunk");
     for (size_t n = 1; n < ((size_t) 64 << 30); n = n * 3 + 1)
         for (size_t min = 4096; min <= 65536; min *= 4) {
             size_t off = 0, k = 0, prev = SIZE_MAX;
             while (off < n) {
-                size_t c = cx_pip_share_next_chunk(n - off, min);
+                size_t c = MPIDI_PIPI_share_next_chunk(n - off, min);
                 if (off + c < n) {
                     CHECK(c >= min && c % 4096 == 0 && c <= prev && n - off - c >= min,
                           "%zu bytes, min %zu: chunk %zu at %zu after %zu", n, min, c, off,
@@ -177,7 +177,7 @@ static void test_window(void)
 {
     enum { W = 8, N = 100000 };
     static unsigned char srcs[W][N], dsts[W][N];
-    cx_pip_share_t *s[W];
+    MPIDI_PIPI_share_t *s[W];
     pthread_t t;
     stop = 0;
     helper_bytes = 0;
@@ -187,15 +187,15 @@ static void test_window(void)
             for (int i = 0; i < N; i++)
                 srcs[w][i] = (unsigned char) (i + w + round);
             memset(dsts[w], 0, N);
-            s[w] = aligned_alloc(64, sizeof(cx_pip_share_t));
-            cx_pip_share_init(s[w], srcs[w]);
-            cx_pip_share_add(&list, s[w]);
+            s[w] = aligned_alloc(64, sizeof(MPIDI_PIPI_share_t));
+            MPIDI_PIPI_share_init(s[w], srcs[w]);
+            MPIDI_PIPI_share_add(&list, s[w]);
         }
         for (int w = W - 1; w >= 0; w--) {
             size_t chunks = 0;
-            cx_pip_share_offer(s[w], dsts[w], N, 4096, stream_mode);
-            cx_pip_share_work(s[w], &chunks);
-            cx_pip_share_wait(s[w]);
+            MPIDI_PIPI_share_offer(s[w], dsts[w], N, 4096, stream_mode);
+            MPIDI_PIPI_share_work(s[w], &chunks);
+            MPIDI_PIPI_share_wait(s[w]);
         }
         for (int w = 0; w < W; w++) {
             for (int i = 0; i < N; i++)
@@ -203,7 +203,7 @@ static void test_window(void)
                     CHECK(0, "window %d byte %d wrong", w, i);
                     break;
                 }
-            cx_pip_share_remove(&list, s[w]);
+            MPIDI_PIPI_share_remove(&list, s[w]);
             free(s[w]);
         }
     }
@@ -224,7 +224,7 @@ static void test_stream_copy(void)
                 for (size_t k = 0; k < n; k++)
                     src[so + k] = (unsigned char) (k * 7 + d);
                 memset(dst, 0xee, d + n + GUARD);
-                cx_pip_copy_stream(dst + d, src + so, n);
+                MPIDI_PIPI_copy_stream(dst + d, src + so, n);
                 size_t bad = SIZE_MAX;
                 for (size_t k = 0; k < d + n + GUARD && bad == SIZE_MAX; k++) {
                     unsigned char want = k >= d && k < d + n ?

@@ -18,5 +18,5 @@ noinst_HEADERS += src/mpid/ch4/src/cx_recvq.h src/mpid/ch4/src/cx_unexp_buf.h
 mpi_core_sources += src/mpid/ch4/src/cx_recvq.c src/mpid/ch4/src/cx_unexp_buf.c
 
 # netmod poll skipping, ranks that yield their cores
-noinst_HEADERS += src/mpid/ch4/src/cx_nm_poll.h
+noinst_HEADERS += src/mpid/ch4/src/cx_nm_poll.h src/mpid/ch4/src/cx_nm_poll_progress.h
 mpi_core_sources += src/mpid/ch4/src/cx_nm_poll.c src/mpid/ch4/src/cx_rank_yield.c

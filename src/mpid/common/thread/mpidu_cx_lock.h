@@ -282,6 +282,35 @@ static inline void MPIDU_CX_cs_yield(MPIDU_Thread_mutex_t * m)
     MPIDU_CX_lock_acquired(m->cx);
 }
 
+/* MPIDUI_THREAD_CS_{ENTER,EXIT,YIELD}_VCI (mpidu_thread_fallback.h, under
+ * MPICH_THREAD_GRANULARITY__VCI): a VCI lock without a CX kind (cx == NULL)
+ * is MPICH's recursive mutex; one with a CX kind takes the CX path, only
+ * when threads are on. */
+#define MPIDU_CX_THREAD_CS_ENTER_VCI(mutex)                             \
+    do {                                                                \
+        if ((mutex).cx == NULL) {                                       \
+            MPIDUI_THREAD_CS_ENTER(mutex);                              \
+        } else if (MPIR_ThreadInfo.isThreaded) {                        \
+            MPIDU_CX_cs_enter(&(mutex));                                \
+        }                                                               \
+    } while (0)
+#define MPIDU_CX_THREAD_CS_EXIT_VCI(mutex)                              \
+    do {                                                                \
+        if ((mutex).cx == NULL) {                                       \
+            MPIDUI_THREAD_CS_EXIT(mutex);                               \
+        } else if (MPIR_ThreadInfo.isThreaded) {                        \
+            MPIDU_CX_cs_exit(&(mutex));                                 \
+        }                                                               \
+    } while (0)
+#define MPIDU_CX_THREAD_CS_YIELD_VCI(mutex)                             \
+    do {                                                                \
+        if ((mutex).cx == NULL) {                                       \
+            MPIDUI_THREAD_CS_YIELD(mutex);                              \
+        } else if (MPIR_ThreadInfo.isThreaded) {                        \
+            MPIDU_CX_cs_yield(&(mutex));                                \
+        }                                                               \
+    } while (0)
+
 int MPIDU_CX_lock_init(MPIDU_cx_lock_t * l, int kind, int index, int num_numa_nodes);
 void MPIDU_CX_lock_destroy(MPIDU_cx_lock_t * l);
 const char *MPIDU_CX_lock_name(int kind);

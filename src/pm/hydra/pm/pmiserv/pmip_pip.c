@@ -15,6 +15,9 @@
 #include "pmip_pip.h"
 #include "demux.h"
 #include "topo.h"
+#if defined HAVE_HWLOC
+#include "hwloc/topo_hwloc.h"
+#endif /* HAVE_HWLOC */
 
 struct pip_host {
     int pid;
@@ -58,6 +61,37 @@ static HYD_status task_pipe(int *ours, int *theirs, int task_reads)
     group_child_fds[group_nfds++] = *theirs;
   fn_exit:
     return status;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* The CPUs HYDT_topo_bind(idx) binds a process to, as a list ("0,2-3", to be
+ * freed), or NULL when it does not bind: the host binds the task to them. */
+static HYD_status topo_cpus_str(int idx, char **str)
+{
+    HYD_status status = HYD_SUCCESS;
+
+    *str = NULL;
+    if (idx < 0 || !HYDT_topo_binds())
+        goto fn_exit;
+
+#if defined HAVE_HWLOC
+    if (!strcmp(HYDT_topo_info.topolib, "hwloc")) {
+        /* as HYDT_topo_hwloc_bind */
+        if (!HYDT_topo_hwloc_info.user_binding || (idx < HYDT_topo_hwloc_info.num_bitmaps)) {
+            int id = idx % HYDT_topo_hwloc_info.num_bitmaps;
+            if (hwloc_bitmap_list_asprintf(str, HYDT_topo_hwloc_info.bitmap[id]) < 0)
+                HYDU_ERR_SETANDJUMP(status, HYD_INTERNAL_ERROR, "out of memory\n");
+        }
+        goto fn_exit;
+    }
+#endif /* HAVE_HWLOC */
+
+    HYDU_ERR_SETANDJUMP(status, HYD_INTERNAL_ERROR, "no topology library available\n");
+
+  fn_exit:
+    return status;
+
   fn_fail:
     goto fn_exit;
 }
@@ -110,7 +144,7 @@ HYD_status HYD_pmcd_pmip_pip_add(int process_id, struct HYD_env *env, char **exe
         status = stash_fd_option(&group_args, "--task-fd", pmi_child_fd);
         HYDU_ERR_POP(status, "out of memory\n");
     }
-    status = HYDT_topo_cpus_str(process_id, &cpus);
+    status = topo_cpus_str(process_id, &cpus);
     HYDU_ERR_POP(status, "unable to get the CPUs to bind to\n");
     if (cpus) {
         HYD_STRING_STASH(group_args, MPL_strdup("--cpus"), status);
@@ -120,6 +154,28 @@ HYD_status HYD_pmcd_pmip_pip_add(int process_id, struct HYD_env *env, char **exe
     for (int j = 0; exec_argv[j]; j++)
         HYD_STRING_STASH(group_args, MPL_strdup(exec_argv[j]), status);
     group_n++;
+
+  fn_exit:
+    return status;
+  fn_fail:
+    goto fn_exit;
+}
+
+HYD_status HYD_pmcd_pmip_pip_create_process(char **client_arg, struct HYD_env *env_list,
+                                            int *in, int *out, int *err, int *pid, int idx,
+                                            int *pmi_child_fd)
+{
+    HYD_status status = HYD_SUCCESS;
+
+    if (!HYD_pmcd_pmip.user_global.pip)
+        return HYDU_create_process(client_arg, env_list, in, out, err, pid, idx);
+
+    /* a task of a PiP host, which keeps the PMI socket */
+    status = HYD_pmcd_pmip_pip_add(idx, env_list, client_arg,
+                                   HYD_pmcd_pmip.user_global.pmi_port ? -1 : *pmi_child_fd,
+                                   HYD_pmcd_pmip.downstream.pmi_rank[idx] == 0);
+    HYDU_ERR_POP(status, "unable to add a PiP task\n");
+    *pmi_child_fd = HYD_FD_UNSET;
 
   fn_exit:
     return status;

@@ -18,7 +18,16 @@
 HYD_status HYD_pmcd_pmip_pip_add(int process_id, struct HYD_env *env, char **exec_argv,
                                  int pmi_child_fd, int want_stdin);
 
-/* Starts a host for the ranks added since the last call (none: nothing). */
+/* In place of HYDU_create_process (same arguments, idx the local process
+ * id): without -pip, that; under -pip, the process joins the current group
+ * as a task (pmip_pip_add) and the host keeps its PMI socket, so
+ * *pmi_child_fd becomes HYD_FD_UNSET. */
+HYD_status HYD_pmcd_pmip_pip_create_process(char **client_arg, struct HYD_env *env_list,
+                                            int *in, int *out, int *err, int *pid, int idx,
+                                            int *pmi_child_fd);
+
+/* Starts a host for the ranks added since the last call (none: nothing, so
+ * also without -pip). */
 HYD_status HYD_pmcd_pmip_pip_launch(void);
 
 /* After waitpid reported `pid` with `wait_status`: when it is a host, every

@@ -10,15 +10,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-MPIDI_CX_PIP_global_t MPIDI_CX_PIP_global = { .threshold = SIZE_MAX };
+MPIDI_PIP_global_t MPIDI_PIP_global = { .threshold = SIZE_MAX };
 
 static void register_pvars(void);
 
 /* This address space's token, or zeros if it cannot be told apart.  The
  * raw syscall, because PiP gives every task its own getpid(). */
-static MPIDI_CX_PIP_space_t my_space(void)
+static MPIDI_PIP_space_t my_space(void)
 {
-    MPIDI_CX_PIP_space_t s = { 0, 0 };
+    MPIDI_PIP_space_t s = { 0, 0 };
     struct stat st;
     if (stat("/proc/self/ns/pid", &st) == 0) {
         s.tgid = (uint64_t) syscall(SYS_getpid);
@@ -28,7 +28,7 @@ static MPIDI_CX_PIP_space_t my_space(void)
 }
 
 /* Before the world exists: the CVARs and the pvars. */
-int MPIDI_CX_PIP_init_local(void)
+int MPIDI_PIP_init_local(void)
 {
     register_pvars();
     if (MPIR_CVAR_CH4_CX_PIP_ENABLE != 0 && MPIR_CVAR_CH4_CX_PIP_ENABLE != 1)
@@ -48,10 +48,10 @@ int MPIDI_CX_PIP_init_local(void)
 
 /* Collective over the node's ranks once MPIDU_Init_shm is up: everyone
  * publishes its token, and each rank notes the peers with its own. */
-int MPIDI_CX_PIP_init_world(void)
+int MPIDI_PIP_init_world(void)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_CX_PIP_global_t *g = &MPIDI_CX_PIP_global;
+    MPIDI_PIP_global_t *g = &MPIDI_PIP_global;
 
     g->threshold = SIZE_MAX;
     g->share_chunk = 0;
@@ -59,7 +59,7 @@ int MPIDI_CX_PIP_init_world(void)
     g->n_peers = 0;
     g->same_space = NULL;
     g->world_size = MPIR_Process.size;
-    g->space = (MPIDI_CX_PIP_space_t) { 0, 0 };
+    g->space = (MPIDI_PIP_space_t) { 0, 0 };
     if (MPIR_CVAR_CH4_CX_PIP_ENABLE)
         g->space = my_space();
 
@@ -72,12 +72,12 @@ int MPIDI_CX_PIP_init_world(void)
     mpi_errno = MPIDU_Init_shm_barrier();
     MPIR_ERR_CHECK(mpi_errno);
     for (int i = 0; i < MPIR_Process.local_size; i++) {
-        MPIDI_CX_PIP_space_t peer;
+        MPIDI_PIP_space_t peer;
         if (i == MPIR_Process.local_rank)
             continue;
         mpi_errno = MPIDU_Init_shm_get(i, sizeof(peer), &peer);
         MPIR_ERR_CHECK(mpi_errno);
-        if (!MPIDI_CX_PIP_is_my_space(&peer))
+        if (!MPIDI_PIP_is_my_space(&peer))
             continue;
         if (!g->same_space) {
             g->same_space = MPL_calloc(g->world_size, 1, MPL_MEM_SHM);
@@ -102,38 +102,38 @@ int MPIDI_CX_PIP_init_world(void)
     goto fn_exit;
 }
 
-int MPIDI_CX_PIP_finalize(void)
+int MPIDI_PIP_finalize(void)
 {
-    MPL_free(MPIDI_CX_PIP_global.same_space);
-    MPIDI_CX_PIP_global.same_space = NULL;
-    MPIDI_CX_PIP_global.n_peers = 0;
-    MPIDI_CX_PIP_global.threshold = SIZE_MAX;
-    MPIDI_CX_PIP_global.share_chunk = 0;
-    MPIDI_CX_PIP_global.share_stream = 0;
+    MPL_free(MPIDI_PIP_global.same_space);
+    MPIDI_PIP_global.same_space = NULL;
+    MPIDI_PIP_global.n_peers = 0;
+    MPIDI_PIP_global.threshold = SIZE_MAX;
+    MPIDI_PIP_global.share_chunk = 0;
+    MPIDI_PIP_global.share_stream = 0;
     /* shares of sends never acknowledged (cancelled) */
-    while (MPIDI_CX_PIP_global.shares.head)
-        MPIDI_CX_PIP_share_close((uintptr_t) MPIDI_CX_PIP_global.shares.head);
+    while (MPIDI_PIP_global.shares.head)
+        MPIDI_PIP_share_close((uintptr_t) MPIDI_PIP_global.shares.head);
     return MPI_SUCCESS;
 }
 
 /* For the extensions line of MPI_Get_library_version. */
-const char *MPIDI_CX_PIP_describe(void)
+const char *MPIDI_PIP_describe(void)
 {
     static char buf[128], shared[64] = "";
-    if (!MPIDI_CX_PIP_global.n_peers)
+    if (!MPIDI_PIP_global.n_peers)
         return MPIR_CVAR_CH4_CX_PIP_ENABLE ? "single copy: no peer task" : "single copy off";
-    if (MPIDI_CX_PIP_global.share_chunk)
+    if (MPIDI_PIP_global.share_chunk)
         snprintf(shared, sizeof(shared), ", shared in %zu-byte chunks%s",
-                 MPIDI_CX_PIP_global.share_chunk,
-                 MPIDI_CX_PIP_global.share_stream ? ", streaming" : "");
+                 MPIDI_PIP_global.share_chunk,
+                 MPIDI_PIP_global.share_stream ? ", streaming" : "");
     snprintf(buf, sizeof(buf), "single copy from %zu bytes%s with %d peer tasks",
-             MPIDI_CX_PIP_global.threshold, shared, MPIDI_CX_PIP_global.n_peers);
+             MPIDI_PIP_global.threshold, shared, MPIDI_PIP_global.n_peers);
     return buf;
 }
 
 #define PIP_PVAR_GETTER(name_, field_) \
     static void name_(void *addr, void *obj, int count, void *buf) \
-    { *(unsigned long long *) buf = __atomic_load_n(&MPIDI_CX_PIP_global.field_, __ATOMIC_RELAXED); }
+    { *(unsigned long long *) buf = __atomic_load_n(&MPIDI_PIP_global.field_, __ATOMIC_RELAXED); }
 PIP_PVAR_GETTER(get_copies, copies)
 PIP_PVAR_GETTER(get_bytes, bytes)
 PIP_PVAR_GETTER(get_windows, windows)

@@ -8,10 +8,10 @@
  * acknowledges, and the send completes: one copy instead of the POSIX path's
  * two.  A large contiguous copy is split into chunks that the sender, while
  * it waits in MPI, copies too (pip_share.h).  Windows made by MPI_Win_create
- * and MPI_Win_create_dynamic are reached directly the same way (ipc_win.c).
+ * and MPI_Win_create_dynamic are reached directly the same way (pip_win.c).
  */
-#ifndef CX_PIP_POST_H_INCLUDED
-#define CX_PIP_POST_H_INCLUDED
+#ifndef PIP_POST_H_INCLUDED
+#define PIP_POST_H_INCLUDED
 
 #include "ch4_impl.h"
 #include "ipc_types.h"
@@ -93,67 +93,115 @@ typedef struct {
     uint8_t *same_space;        /* by world rank: 1 if that rank is a task of this process */
     int world_size;
     int n_peers;                /* local ranks other than this one in this process */
-    MPIDI_CX_PIP_space_t space; /* zero while inactive */
+    MPIDI_PIP_space_t space; /* zero while inactive */
     unsigned long long copies;  /* single-copy receives, bytes copied, */
     unsigned long long bytes;   /* windows with directly accessed peers */
     unsigned long long windows;
     size_t share_chunk;         /* 0: the receiver copies alone */
     int share_stream;           /* shared copies with non-temporal stores */
-    cx_pip_share_list_t shares; /* this rank's sends whose copy it may help with */
+    MPIDI_PIPI_share_list_t shares; /* this rank's sends whose copy it may help with */
     unsigned long long shared_copies;   /* receiver: copies offered to the sender */
     unsigned long long help_bytes;      /* sender: bytes it copied for its receivers */
     unsigned long long stream_copies;   /* receiver: shared copies made with streaming stores */
-} MPIDI_CX_PIP_global_t;
+} MPIDI_PIP_global_t;
 
-extern MPIDI_CX_PIP_global_t MPIDI_CX_PIP_global;
+extern MPIDI_PIP_global_t MPIDI_PIP_global;
 
-int MPIDI_CX_PIP_init_local(void);
-int MPIDI_CX_PIP_init_world(void);
-int MPIDI_CX_PIP_finalize(void);
-const char *MPIDI_CX_PIP_describe(void);
-uintptr_t MPIDI_CX_PIP_share_open(uintptr_t addr, size_t data_sz);
-void MPIDI_CX_PIP_share_close(uintptr_t share);
-bool MPIDI_CX_PIP_share_copy(uintptr_t share, MPIR_Request * rreq, size_t recv_data_sz);
-void MPIDI_CX_PIP_share_help(void);
+int MPIDI_PIP_init_local(void);
+int MPIDI_PIP_init_world(void);
+int MPIDI_PIP_finalize(void);
+const char *MPIDI_PIP_describe(void);
+uintptr_t MPIDI_PIP_share_open(uintptr_t addr, size_t data_sz);
+void MPIDI_PIP_share_close(uintptr_t share);
+bool MPIDI_PIP_share_copy(uintptr_t share, MPIR_Request * rreq, size_t recv_data_sz);
+void MPIDI_PIP_share_help(void);
+
+/* What each rank publishes at MPI_Win_create (in ipc_win.c's exchange). */
+typedef struct {
+    MPIDI_PIP_space_t space;    /* whose address space base is in */
+    void *base;
+} MPIDI_PIP_win_info_t;
+
+int MPIDI_PIP_mpi_win_create_dynamic_hook(MPIR_Win * win);
+bool MPIDI_PIP_win_all_mine(const MPIDI_PIP_win_info_t * first, size_t stride, int n);
+void MPIDI_PIP_win_count(MPIR_Win * win);
 
 /* Whether a rank published this space token at window creation. */
-MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_PIP_is_my_space(const MPIDI_CX_PIP_space_t * s)
+MPL_STATIC_INLINE_PREFIX bool MPIDI_PIP_is_my_space(const MPIDI_PIP_space_t * s)
 {
-    return MPIDI_CX_PIP_global.space.tgid != 0 &&
-        s->tgid == MPIDI_CX_PIP_global.space.tgid && s->pidns == MPIDI_CX_PIP_global.space.pidns;
+    return MPIDI_PIP_global.space.tgid != 0 &&
+        s->tgid == MPIDI_PIP_global.space.tgid && s->pidns == MPIDI_PIP_global.space.pidns;
 }
 
 /* Sender side: the PiP handle for a send of data_sz bytes at vaddr to rank,
  * or MPIDI_IPCI_TYPE__NONE (too small, MPI_BOTTOM, or another process). */
-MPL_STATIC_INLINE_PREFIX void MPIDI_CX_PIP_get_ipc_attr(const void *vaddr, uintptr_t data_sz,
+MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_get_ipc_attr(const void *vaddr, uintptr_t data_sz,
                                                         int rank, MPIR_Comm * comm,
                                                         MPIDI_IPCI_ipc_attr_t * ipc_attr)
 {
-    if (data_sz >= MPIDI_CX_PIP_global.threshold && vaddr != MPI_BOTTOM) {
+    if (data_sz >= MPIDI_PIP_global.threshold && vaddr != MPI_BOTTOM) {
         int lpid = MPIDIU_rank_to_lpid(rank, comm);
-        if (lpid >= 0 && lpid < MPIDI_CX_PIP_global.world_size &&
-            MPIDI_CX_PIP_global.same_space[lpid]) {
-            ipc_attr->ipc_type = MPIDI_IPCI_TYPE__CX_PIP;
-            ipc_attr->ipc_handle.cx_pip.addr = (uintptr_t) vaddr;
-            ipc_attr->ipc_handle.cx_pip.share = 0;
-            ipc_attr->threshold.send_lmt_sz = MPIDI_CX_PIP_global.threshold;
+        if (lpid >= 0 && lpid < MPIDI_PIP_global.world_size &&
+            MPIDI_PIP_global.same_space[lpid]) {
+            ipc_attr->ipc_type = MPIDI_IPCI_TYPE__PIP;
+            ipc_attr->ipc_handle.pip.addr = (uintptr_t) vaddr;
+            ipc_attr->ipc_handle.pip.share = 0;
+            ipc_attr->threshold.send_lmt_sz = MPIDI_PIP_global.threshold;
         }
     }
 }
 
-/* Receiver side, after the copy. Counters may be bumped from several VCIs. */
-MPL_STATIC_INLINE_PREFIX void MPIDI_CX_PIP_count_copy(size_t bytes)
+/* This rank's entry for the MPI_Win_create exchange. */
+MPL_STATIC_INLINE_PREFIX MPIDI_PIP_win_info_t MPIDI_PIP_win_info(MPIR_Win * win)
 {
-    __atomic_fetch_add(&MPIDI_CX_PIP_global.copies, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&MPIDI_CX_PIP_global.bytes, bytes, __ATOMIC_RELAXED);
+    MPIDI_PIP_win_info_t info = { MPIDI_PIP_global.space, win->base };
+    return info;
+}
+
+/* Sender, in MPIDI_IPCI_send_lmt once the header holds the handle: a
+ * contiguous message opens a share its receiver may split the copy with. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_send_lmt_hook(MPIDI_IPC_hdr * hdr,
+                                                      const MPIDI_IPCI_ipc_attr_t * attr,
+                                                      int is_contig, uintptr_t data_sz)
+{
+    if (attr->ipc_type == MPIDI_IPCI_TYPE__PIP && is_contig)
+        hdr->ipc_handle.pip.share = MPIDI_PIP_share_open(attr->ipc_handle.pip.addr, data_sz);
+}
+
+/* Receiver, once matched: true if it made the copy of recv_data_sz bytes
+ * together with the sender (a shared copy), false to copy alone. */
+MPL_STATIC_INLINE_PREFIX bool MPIDI_PIP_recv_shared_copy(MPIDI_IPC_hdr * hdr, MPIR_Request * rreq,
+                                                         size_t recv_data_sz)
+{
+    return hdr->is_contig && MPIDI_PIP_share_copy(hdr->ipc_handle.pip.share, rreq, recv_data_sz);
+}
+
+/* Receiver, for the acknowledgement: the sender's share to free, or 0. */
+MPL_STATIC_INLINE_PREFIX uintptr_t MPIDI_PIP_ack_share(const MPIDI_IPC_hdr * hdr)
+{
+    return hdr->ipc_type == MPIDI_IPCI_TYPE__PIP ? hdr->ipc_handle.pip.share : 0;
+}
+
+/* Sender, on the acknowledgement. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_ack_received(uintptr_t share)
+{
+    if (share)
+        MPIDI_PIP_share_close(share);
+}
+
+/* Receiver side, after the copy. Counters may be bumped from several VCIs. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_count_copy(size_t bytes)
+{
+    __atomic_fetch_add(&MPIDI_PIP_global.copies, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&MPIDI_PIP_global.bytes, bytes, __ATOMIC_RELAXED);
 }
 
 /* Sender, from the shm progress loop: help copy what receivers offered.
  * One load when this rank has no large send outstanding. */
-MPL_STATIC_INLINE_PREFIX void MPIDI_CX_PIP_progress(void)
+MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_progress(void)
 {
-    if (__atomic_load_n(&MPIDI_CX_PIP_global.shares.head, __ATOMIC_RELAXED))
-        MPIDI_CX_PIP_share_help();
+    if (__atomic_load_n(&MPIDI_PIP_global.shares.head, __ATOMIC_RELAXED))
+        MPIDI_PIP_share_help();
 }
 
-#endif /* CX_PIP_POST_H_INCLUDED */
+#endif /* PIP_POST_H_INCLUDED */

@@ -2,24 +2,24 @@
  * MPICH-CX: PiP single-copy transfers, a type of CH4's shm/ipc framework.
  * Types that ipc_pre.h and ipc_types.h need before the framework's own.
  */
-#ifndef CX_PIP_PRE_H_INCLUDED
-#define CX_PIP_PRE_H_INCLUDED
+#ifndef PIP_PRE_H_INCLUDED
+#define PIP_PRE_H_INCLUDED
 
 #include <stdint.h>
 
 /* Under PiP a peer's buffer is reachable at the very address the peer uses,
  * so the "handle" is that address; share points to the sender's
- * cx_pip_share_t when the receiver may split the copy with it (else 0). */
+ * MPIDI_PIPI_share_t when the receiver may split the copy with it (else 0). */
 typedef struct {
     uintptr_t addr;
     uintptr_t share;
-} MPIDI_CX_PIP_ipc_handle_t;
+} MPIDI_PIP_ipc_handle_t;
 
 /* Identifies one address space on the node: the process id seen by the
  * kernel (not the per-task getpid() of PiP) and its PID namespace. */
 typedef struct {
     uint64_t tgid;
     uint64_t pidns;
-} MPIDI_CX_PIP_space_t;
+} MPIDI_PIP_space_t;
 
-#endif /* CX_PIP_PRE_H_INCLUDED */
+#endif /* PIP_PRE_H_INCLUDED */

@@ -32,8 +32,8 @@
  * offset's cache line, and end with small ones, so that neither waits long
  * for the other's last chunk.
  */
-#ifndef CX_PIP_SHARE_H_INCLUDED
-#define CX_PIP_SHARE_H_INCLUDED
+#ifndef PIP_SHARE_H_INCLUDED
+#define PIP_SHARE_H_INCLUDED
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,13 +43,13 @@
 #include <emmintrin.h>
 #endif
 
-#define CX_PIP_SHARE_OPEN  0
-#define CX_PIP_SHARE_READY 1
+#define MPIDI_PIPI_SHARE_OPEN  0
+#define MPIDI_PIPI_SHARE_READY 1
 
-typedef struct cx_pip_share {
+typedef struct MPIDI_PIPI_share {
     /* the sender's, set at open */
     const char *src;
-    struct cx_pip_share *prev, *next;   /* the sender's list */
+    struct MPIDI_PIPI_share *prev, *next;   /* the sender's list */
     /* the receiver's, set before READY and read-only after */
     char *dst;
     size_t size, min_chunk;
@@ -58,14 +58,14 @@ typedef struct cx_pip_share {
     /* bytes taken and bytes copied: both sides write them, so a line apart */
     size_t taken __attribute__ ((aligned(64)));
     size_t done;
-} __attribute__ ((aligned(64))) cx_pip_share_t;
+} __attribute__ ((aligned(64))) MPIDI_PIPI_share_t;
 
 typedef struct {
-    cx_pip_share_t *head;
+    MPIDI_PIPI_share_t *head;
     int lock;
-} cx_pip_share_list_t;
+} MPIDI_PIPI_share_list_t;
 
-static inline void cx_pip_share_init(cx_pip_share_t * s, const void *src)
+static inline void MPIDI_PIPI_share_init(MPIDI_PIPI_share_t * s, const void *src)
 {
     memset(s, 0, sizeof(*s));
     s->src = (const char *) src;
@@ -74,7 +74,7 @@ static inline void cx_pip_share_init(cx_pip_share_t * s, const void *src)
 /* memcpy with non-temporal stores for the destination (x86-64; elsewhere a
  * plain memcpy).  Ends with a store fence, so a release store after it
  * publishes the data like one after memcpy. */
-static inline void cx_pip_copy_stream(void *dst, const void *src, size_t n)
+static inline void MPIDI_PIPI_copy_stream(void *dst, const void *src, size_t n)
 {
 #if defined(__x86_64__)
     char *d = (char *) dst;
@@ -105,7 +105,7 @@ static inline void cx_pip_copy_stream(void *dst, const void *src, size_t n)
 
 /* The next chunk when rem bytes are left: a quarter of them in whole pages,
  * at least min_chunk, and all of them when less than min_chunk would remain. */
-static inline size_t cx_pip_share_next_chunk(size_t rem, size_t min_chunk)
+static inline size_t MPIDI_PIPI_share_next_chunk(size_t rem, size_t min_chunk)
 {
     size_t c = (rem / 4 + 4095) & ~(size_t) 4095;
     if (c < min_chunk)
@@ -116,31 +116,31 @@ static inline size_t cx_pip_share_next_chunk(size_t rem, size_t min_chunk)
 /* Receiver: publish where size bytes go (size may be less than the sender's
  * message when the receive is truncated); min_chunk > 0; stream: both
  * copiers use non-temporal stores. */
-static inline void cx_pip_share_offer(cx_pip_share_t * s, void *dst, size_t size,
+static inline void MPIDI_PIPI_share_offer(MPIDI_PIPI_share_t * s, void *dst, size_t size,
                                       size_t min_chunk, int stream)
 {
     s->dst = (char *) dst;
     s->size = size;
     s->min_chunk = min_chunk;
     s->stream = stream;
-    __atomic_store_n(&s->state, CX_PIP_SHARE_READY, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->state, MPIDI_PIPI_SHARE_READY, __ATOMIC_RELEASE);
 }
 
 /* Either side: copy chunks until none is left; returns the bytes this call
  * copied and adds the chunks to *chunks.  The helper calls it only once
- * cx_pip_share_ready() said so (that load orders the offer before this). */
-static inline size_t cx_pip_share_work(cx_pip_share_t * s, size_t * chunks)
+ * MPIDI_PIPI_share_ready() said so (that load orders the offer before this). */
+static inline size_t MPIDI_PIPI_share_work(MPIDI_PIPI_share_t * s, size_t * chunks)
 {
     size_t bytes = 0;
     size_t off = __atomic_load_n(&s->taken, __ATOMIC_RELAXED);
     while (off < s->size) {
-        size_t len = cx_pip_share_next_chunk(s->size - off, s->min_chunk);
+        size_t len = MPIDI_PIPI_share_next_chunk(s->size - off, s->min_chunk);
         /* on failure off is reloaded: the other side took a chunk */
         if (!__atomic_compare_exchange_n(&s->taken, &off, off + len, 1, __ATOMIC_RELAXED,
                                          __ATOMIC_RELAXED))
             continue;
         if (s->stream)
-            cx_pip_copy_stream(s->dst + off, s->src + off, len);
+            MPIDI_PIPI_copy_stream(s->dst + off, s->src + off, len);
         else
             memcpy(s->dst + off, s->src + off, len);
         __atomic_fetch_add(&s->done, len, __ATOMIC_RELEASE);
@@ -151,9 +151,9 @@ static inline size_t cx_pip_share_work(cx_pip_share_t * s, size_t * chunks)
     return bytes;
 }
 
-/* Receiver, after its own cx_pip_share_work: wait for chunks a helper is
+/* Receiver, after its own MPIDI_PIPI_share_work: wait for chunks a helper is
  * still copying.  Afterwards every byte is in place and visible here. */
-static inline void cx_pip_share_wait(cx_pip_share_t * s)
+static inline void MPIDI_PIPI_share_wait(MPIDI_PIPI_share_t * s)
 {
     for (unsigned spins = 0; __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < s->size; spins++) {
         if (spins >= 1000)
@@ -165,68 +165,68 @@ static inline void cx_pip_share_wait(cx_pip_share_t * s)
     }
 }
 
-static inline int cx_pip_share_ready(cx_pip_share_t * s)
+static inline int MPIDI_PIPI_share_ready(MPIDI_PIPI_share_t * s)
 {
-    return __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == CX_PIP_SHARE_READY &&
+    return __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == MPIDI_PIPI_SHARE_READY &&
         __atomic_load_n(&s->taken, __ATOMIC_RELAXED) < s->size;
 }
 
-static inline int cx_pip_share_trylock(cx_pip_share_list_t * l)
+static inline int MPIDI_PIPI_share_trylock(MPIDI_PIPI_share_list_t * l)
 {
     return !__atomic_exchange_n(&l->lock, 1, __ATOMIC_ACQUIRE);
 }
 
-static inline void cx_pip_share_lock(cx_pip_share_list_t * l)
+static inline void MPIDI_PIPI_share_lock(MPIDI_PIPI_share_list_t * l)
 {
-    while (!cx_pip_share_trylock(l))
+    while (!MPIDI_PIPI_share_trylock(l))
         while (__atomic_load_n(&l->lock, __ATOMIC_RELAXED))
             sched_yield();
 }
 
-static inline void cx_pip_share_unlock(cx_pip_share_list_t * l)
+static inline void MPIDI_PIPI_share_unlock(MPIDI_PIPI_share_list_t * l)
 {
     __atomic_store_n(&l->lock, 0, __ATOMIC_RELEASE);
 }
 
 /* Sender: list a share opened for a send. */
-static inline void cx_pip_share_add(cx_pip_share_list_t * l, cx_pip_share_t * s)
+static inline void MPIDI_PIPI_share_add(MPIDI_PIPI_share_list_t * l, MPIDI_PIPI_share_t * s)
 {
-    cx_pip_share_lock(l);
+    MPIDI_PIPI_share_lock(l);
     s->prev = NULL;
     s->next = l->head;
     if (l->head)
         l->head->prev = s;
     __atomic_store_n(&l->head, s, __ATOMIC_RELAXED);
-    cx_pip_share_unlock(l);
+    MPIDI_PIPI_share_unlock(l);
 }
 
 /* Sender, once acknowledged: unlink; the caller may free s afterwards. */
-static inline void cx_pip_share_remove(cx_pip_share_list_t * l, cx_pip_share_t * s)
+static inline void MPIDI_PIPI_share_remove(MPIDI_PIPI_share_list_t * l, MPIDI_PIPI_share_t * s)
 {
-    cx_pip_share_lock(l);
+    MPIDI_PIPI_share_lock(l);
     if (s->prev)
         s->prev->next = s->next;
     else
         __atomic_store_n(&l->head, s->next, __ATOMIC_RELAXED);
     if (s->next)
         s->next->prev = s->prev;
-    cx_pip_share_unlock(l);
+    MPIDI_PIPI_share_unlock(l);
 }
 
 /* Sender, from its progress loop: copy what its receivers offered.  Cheap
  * when nothing is listed; skips if another thread of the sender helps. */
-static inline size_t cx_pip_share_help(cx_pip_share_list_t * l, size_t * chunks)
+static inline size_t MPIDI_PIPI_share_help(MPIDI_PIPI_share_list_t * l, size_t * chunks)
 {
     size_t bytes = 0;
     if (!__atomic_load_n(&l->head, __ATOMIC_RELAXED))
         return 0;
-    if (!cx_pip_share_trylock(l))
+    if (!MPIDI_PIPI_share_trylock(l))
         return 0;
-    for (cx_pip_share_t * s = l->head; s; s = s->next)
-        if (cx_pip_share_ready(s))
-            bytes += cx_pip_share_work(s, chunks);
-    cx_pip_share_unlock(l);
+    for (MPIDI_PIPI_share_t * s = l->head; s; s = s->next)
+        if (MPIDI_PIPI_share_ready(s))
+            bytes += MPIDI_PIPI_share_work(s, chunks);
+    MPIDI_PIPI_share_unlock(l);
     return bytes;
 }
 
-#endif /* CX_PIP_SHARE_H_INCLUDED */
+#endif /* PIP_SHARE_H_INCLUDED */
