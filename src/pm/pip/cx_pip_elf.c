@@ -124,7 +124,8 @@ static int scan_relocs(const char *path, cx_pip_image_t * img, const Elf64_Phdr 
     if (!size)
         return 0;
     if (!va_to_off(img, ph, phnum, va, size, &off))
-        return cx_pip_fail(err, errlen, "%s: relocation table outside the file (corrupt ELF)", path);
+        return cx_pip_fail(err, errlen, "%s: relocation table outside the file (corrupt ELF)",
+                           path);
     const Elf64_Rela *r = (const Elf64_Rela *) (img->data + off);
     bool have_syms = d->symtab && d->strtab &&
         va_to_off(img, ph, phnum, d->strtab, d->strsz, &stroff) &&
@@ -135,14 +136,14 @@ static int scan_relocs(const char *path, cx_pip_image_t * img, const Elf64_Phdr 
             continue;
         const char *name = "?";
         if (have_syms && symi && in_file(img, symoff + (uint64_t) symi * sizeof(Elf64_Sym),
-                                          sizeof(Elf64_Sym))) {
+                                         sizeof(Elf64_Sym))) {
             const Elf64_Sym *s = (const Elf64_Sym *) (img->data + symoff) + symi;
             if (s->st_name < d->strsz)
                 name = img->data + stroff + s->st_name;
         }
         return cx_pip_fail(err, errlen, "%s: has copy relocations (of '%s'): it was compiled "
-                    "without -fPIC, so it would not see its own C library's data when "
-                    "loaded as a PiP task; %s", path, name, REBUILD);
+                           "without -fPIC, so it would not see its own C library's data when "
+                           "loaded as a PiP task; %s", path, name, REBUILD);
     }
     return 0;
 }
@@ -178,36 +179,56 @@ int cx_pip_image_load(const char *path, cx_pip_image_t * img, char *err, size_t 
     }
     if (!dyn || !in_file(img, dyn->p_offset, dyn->p_filesz)) {
         cx_pip_fail(err, errlen, "%s: statically linked; PiP loads every rank with the dynamic "
-             "loader, so link it dynamically (mpich-cx's mpicc without -static)", path);
+                    "loader, so link it dynamically (mpich-cx's mpicc without -static)", path);
         goto out;
     }
     if (eh->e_type == ET_EXEC) {
         cx_pip_fail(err, errlen, "%s: not a position-independent executable (linked without -pie), "
-             "so it cannot share an address space with other ranks; %s", path, REBUILD);
+                    "so it cannot share an address space with other ranks; %s", path, REBUILD);
         goto out;
     }
     dyninfo_t d = {.pltrel = DT_RELA };
     Elf64_Dyn *dy = (Elf64_Dyn *) (img->data + dyn->p_offset);
     for (uint64_t i = 0; i < dyn->p_filesz / sizeof(Elf64_Dyn) && dy[i].d_tag != DT_NULL; i++) {
         switch (dy[i].d_tag) {
-            case DT_FLAGS_1: d.flags_1 = &dy[i]; break;
-            case DT_SYMTAB: d.symtab = dy[i].d_un.d_ptr; break;
-            case DT_STRTAB: d.strtab = dy[i].d_un.d_ptr; break;
-            case DT_STRSZ: d.strsz = dy[i].d_un.d_val; break;
-            case DT_RELA: d.rela = dy[i].d_un.d_ptr; break;
-            case DT_RELASZ: d.relasz = dy[i].d_un.d_val; break;
-            case DT_JMPREL: d.jmprel = dy[i].d_un.d_ptr; break;
-            case DT_PLTRELSZ: d.pltrelsz = dy[i].d_un.d_val; break;
-            case DT_PLTREL: d.pltrel = (int64_t) dy[i].d_un.d_val; break;
-            default: break;
+            case DT_FLAGS_1:
+                d.flags_1 = &dy[i];
+                break;
+            case DT_SYMTAB:
+                d.symtab = dy[i].d_un.d_ptr;
+                break;
+            case DT_STRTAB:
+                d.strtab = dy[i].d_un.d_ptr;
+                break;
+            case DT_STRSZ:
+                d.strsz = dy[i].d_un.d_val;
+                break;
+            case DT_RELA:
+                d.rela = dy[i].d_un.d_ptr;
+                break;
+            case DT_RELASZ:
+                d.relasz = dy[i].d_un.d_val;
+                break;
+            case DT_JMPREL:
+                d.jmprel = dy[i].d_un.d_ptr;
+                break;
+            case DT_PLTRELSZ:
+                d.pltrelsz = dy[i].d_un.d_val;
+                break;
+            case DT_PLTREL:
+                d.pltrel = (int64_t) dy[i].d_un.d_val;
+                break;
+            default:
+                break;
         }
     }
     bool pie_flag = d.flags_1 && (d.flags_1->d_un.d_val & DF_1_PIE);
     if (!interp) {
         if (pie_flag)
-            cx_pip_fail(err, errlen, "%s: statically linked (static-pie); PiP loads every rank with "
-                 "the dynamic loader, so link it dynamically (mpich-cx's mpicc without "
-                 "-static-pie)", path);
+            cx_pip_fail(err, errlen,
+                        "%s: statically linked (static-pie); PiP loads every rank with "
+                        "the dynamic loader, so link it dynamically (mpich-cx's mpicc without "
+                        "-static-pie)", path);
         else
             cx_pip_fail(err, errlen, "%s: a shared library, not a program", path);
         goto out;
@@ -221,7 +242,7 @@ int cx_pip_image_load(const char *path, cx_pip_image_t * img, char *err, size_t 
         goto out;
     if (exports_main(img, eh) == 0) {
         cx_pip_fail(err, errlen, "%s: does not export 'main' (linked without -rdynamic); %s", path,
-             REBUILD);
+                    REBUILD);
         goto out;
     }
     if (pie_flag)       /* what makes glibc's dlopen refuse an executable */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 /* Writes the message into err and returns -1 (for `return cx_pip_fail(...)`). */
-__attribute__ ((format(printf, 3, 4)))
+__attribute__((format(printf, 3, 4)))
 static inline int cx_pip_fail(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;

@@ -78,8 +78,7 @@ static int got_write(void **slot, void *fn, uintptr_t relro_start, uintptr_t rel
     return 0;
 }
 
-static int redirect_in(struct link_map *lm, const char *symbol, void *fn, char *err,
-                       size_t errlen)
+static int redirect_in(struct link_map *lm, const char *symbol, void *fn, char *err, size_t errlen)
 {
     const ElfW(Sym) * symtab = NULL;
     const char *strtab = NULL;
@@ -87,14 +86,29 @@ static int redirect_in(struct link_map *lm, const char *symbol, void *fn, char *
     size_t relasz = 0, pltrelsz = 0, strsz = 0;
     for (const ElfW(Dyn) * d = lm->l_ld; d->d_tag != DT_NULL; d++) {
         switch (d->d_tag) {
-            case DT_SYMTAB: symtab = (const ElfW(Sym) *) abs_addr(lm, d->d_un.d_ptr); break;
-            case DT_STRTAB: strtab = (const char *) abs_addr(lm, d->d_un.d_ptr); break;
-            case DT_STRSZ: strsz = d->d_un.d_val; break;
-            case DT_RELA: rela = abs_addr(lm, d->d_un.d_ptr); break;
-            case DT_RELASZ: relasz = d->d_un.d_val; break;
-            case DT_JMPREL: jmprel = abs_addr(lm, d->d_un.d_ptr); break;
-            case DT_PLTRELSZ: pltrelsz = d->d_un.d_val; break;
-            default: break;
+            case DT_SYMTAB:
+                symtab = (const ElfW(Sym) *) abs_addr(lm, d->d_un.d_ptr);
+                break;
+            case DT_STRTAB:
+                strtab = (const char *) abs_addr(lm, d->d_un.d_ptr);
+                break;
+            case DT_STRSZ:
+                strsz = d->d_un.d_val;
+                break;
+            case DT_RELA:
+                rela = abs_addr(lm, d->d_un.d_ptr);
+                break;
+            case DT_RELASZ:
+                relasz = d->d_un.d_val;
+                break;
+            case DT_JMPREL:
+                jmprel = abs_addr(lm, d->d_un.d_ptr);
+                break;
+            case DT_PLTRELSZ:
+                pltrelsz = d->d_un.d_val;
+                break;
+            default:
+                break;
         }
     }
     if (!symtab || !strtab)
@@ -115,8 +129,8 @@ static int redirect_in(struct link_map *lm, const char *symbol, void *fn, char *
                 symtab[symi].st_name >= strsz || strcmp(strtab + symtab[symi].st_name, symbol))
                 continue;
             if (got_write((void **) (lm->l_addr + r[i].r_offset), fn, relro_start, relro_end))
-                return cx_pip_fail(err, errlen, "%s: cannot redirect its %s: %s", lm->l_name, symbol,
-                            strerror(errno));
+                return cx_pip_fail(err, errlen, "%s: cannot redirect its %s: %s", lm->l_name,
+                                   symbol, strerror(errno));
             n++;
         }
     }
@@ -188,6 +202,6 @@ int cx_pip_code_divert(void *fn, void *hook, char *err, size_t errlen)
     make_stub(stub, hook);
     memcpy(fn, stub, CX_STUB_SIZE);
     __builtin___clear_cache((char *) fn, (char *) fn + CX_STUB_SIZE);
-    mprotect((void *) start, len, PROT_READ | PROT_EXEC);      /* stays W+X if refused */
+    mprotect((void *) start, len, PROT_READ | PROT_EXEC);       /* stays W+X if refused */
     return 0;
 }

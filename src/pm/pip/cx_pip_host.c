@@ -238,8 +238,7 @@ int main(int argc, char **argv)
                 if (s->nown == 4)
                     usage_error("at most 4 --task-fd per task%s", "");
                 s->own[s->nown++] = (int) parse_num(o, v, 0, INT_MAX);
-            }
-            else if (!strcmp(o, "--cpus")) {
+            } else if (!strcmp(o, "--cpus")) {
                 if (!v)
                     usage_error("--cpus needs a list like 0,2-3%s", "");
                 parse_cpus(v, &s->cpus);

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>          /* memfd_create */
+#include <sys/mman.h>   /* memfd_create */
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -123,8 +123,8 @@ static pid_t task_getpid(int slot)
 
 #define GETPID_HOOK(i) static pid_t getpid_hook_##i(void) { return task_getpid(i); }
 GETPID_HOOK(0) GETPID_HOOK(1) GETPID_HOOK(2) GETPID_HOOK(3) GETPID_HOOK(4)
-GETPID_HOOK(5) GETPID_HOOK(6) GETPID_HOOK(7) GETPID_HOOK(8) GETPID_HOOK(9)
-GETPID_HOOK(10) GETPID_HOOK(11) GETPID_HOOK(12) GETPID_HOOK(13) GETPID_HOOK(14)
+    GETPID_HOOK(5) GETPID_HOOK(6) GETPID_HOOK(7) GETPID_HOOK(8) GETPID_HOOK(9)
+    GETPID_HOOK(10) GETPID_HOOK(11) GETPID_HOOK(12) GETPID_HOOK(13) GETPID_HOOK(14)
 static pid_t(*const getpid_hooks[CX_PIP_MAX_TASKS]) (void) = {
     getpid_hook_0, getpid_hook_1, getpid_hook_2, getpid_hook_3, getpid_hook_4,
     getpid_hook_5, getpid_hook_6, getpid_hook_7, getpid_hook_8, getpid_hook_9,
@@ -140,7 +140,8 @@ static int setup_stdio(cx_pip_task_t * t, char *err, size_t errlen)
     static const char *const names[3] = { "stdin", "stdout", "stderr" };
     static const char *const modes[3] = { "r", "w", "w" };
     const int fds[3] = { t->stdin_fd, t->stdout_fd, t->stderr_fd };
-    FILE *(*ns_fdopen)(int, const char *) = (FILE * (*)(int, const char *)) dlsym(t->handle, "fdopen");
+    FILE *(*ns_fdopen)(int, const char *) =
+        (FILE * (*)(int, const char *)) dlsym(t->handle, "fdopen");
     int (*ns_setvbuf)(FILE *, char *, int, size_t) =
         (int (*)(FILE *, char *, int, size_t)) dlsym(t->handle, "setvbuf");
     for (int i = 0; i < 3; i++) {
@@ -155,8 +156,8 @@ static int setup_stdio(cx_pip_task_t * t, char *err, size_t errlen)
             int e = errno;
             if (fd >= 0)
                 close(fd);
-            return cx_pip_fail(err, errlen, "%s: cannot open its %s on fd %d: %s", t->path, names[i],
-                        fds[i], strerror(e));
+            return cx_pip_fail(err, errlen, "%s: cannot open its %s on fd %d: %s", t->path,
+                               names[i], fds[i], strerror(e));
         }
         if (i == 2)
             ns_setvbuf(f, NULL, _IONBF, 0);     /* stderr stays unbuffered */
@@ -175,7 +176,7 @@ static int record_own_fds(cx_pip_task_t * t, char *err, size_t errlen)
         struct stat st;
         if (fstat(t->own_fds[i], &st) != 0)
             return cx_pip_fail(err, errlen, "task %d: fd %d: %s", t->index, t->own_fds[i],
-                        strerror(errno));
+                               strerror(errno));
         t->own_dev[i] = st.st_dev;
         t->own_ino[i] = st.st_ino;
     }
@@ -231,9 +232,9 @@ int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
     if (!t->handle) {
         const char *e = dlerror();
         int rc = cx_pip_fail(err, errlen, "%s: cannot be loaded as a PiP task: %s%s", t->path, e,
-                      strstr(e, "TLS") || strstr(e, "namespace") ?
-                      " (too many tasks in one process? at most 15, with "
-                      "GLIBC_TUNABLES=glibc.rtld.nns=16)" : "");
+                             strstr(e, "TLS") || strstr(e, "namespace") ?
+                             " (too many tasks in one process? at most 15, with "
+                             "GLIBC_TUNABLES=glibc.rtld.nns=16)" : "");
         cx_pip_image_free(&t->image);
         return rc;
     }
@@ -244,9 +245,10 @@ int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
     t->ns_ctype_init = (void (*)(void)) dlsym(t->handle, "__ctype_init");
     char ***ns_environ = (char ***) dlsym(t->handle, "environ");
     if (!t->main) {
-        cx_pip_fail(err, errlen, "%s: does not export 'main' (linked without -rdynamic); rebuild it "
-             "with mpich-cx's mpicc (or compile with -fPIC and link with -pie -rdynamic)",
-             t->path);
+        cx_pip_fail(err, errlen,
+                    "%s: does not export 'main' (linked without -rdynamic); rebuild it "
+                    "with mpich-cx's mpicc (or compile with -fPIC and link with -pie -rdynamic)",
+                    t->path);
         goto fn_fail;
     }
     if (ns_environ)
@@ -267,8 +269,7 @@ int cx_pip_task_load(cx_pip_task_t * t, char *err, size_t errlen)
         host_pid = (pid_t) syscall(SYS_getpid);
     if (hook_exits(t, err, errlen) || setup_stdio(t, err, errlen) ||
         record_own_fds(t, err, errlen) ||
-        cx_pip_got_redirect(t->handle, "getpid", (void *) getpid_hooks[t->index], err,
-                            errlen) < 0)
+        cx_pip_got_redirect(t->handle, "getpid", (void *) getpid_hooks[t->index], err, errlen) < 0)
         goto fn_fail;
     /* under mpiexec the MPI rank says more than the task's index */
     const char *rank = NULL;
@@ -309,7 +310,7 @@ static void *task_thread(void *arg)
         int argc = 0;
         while (t->argv[argc])
             argc++;
-        task_exit(t, t->main(argc, t->argv, t->envp));   /* return from main = exit */
+        task_exit(t, t->main(argc, t->argv, t->envp));  /* return from main = exit */
     }
     current_task = NULL;
     close_task_files(t);
@@ -329,8 +330,8 @@ int cx_pip_task_start(cx_pip_task_t * t, char *err, size_t errlen)
     int rc = pthread_create(&t->thread, &attr, task_thread, t);
     pthread_attr_destroy(&attr);
     if (rc)
-        return cx_pip_fail(err, errlen, "task %d (%s): cannot start its thread: %s", t->index, t->path,
-                    strerror(rc));
+        return cx_pip_fail(err, errlen, "task %d (%s): cannot start its thread: %s", t->index,
+                           t->path, strerror(rc));
     return 0;
 }
 

@@ -37,7 +37,7 @@ typedef struct cx_pip_task {
     const char *path;
     char **argv;                /* NULL-terminated */
     char **envp;                /* NULL-terminated: the task's whole environment */
-    int stdin_fd, stdout_fd, stderr_fd;  /* the task's streams on these (-1: the host's) */
+    int stdin_fd, stdout_fd, stderr_fd; /* the task's streams on these (-1: the host's) */
     int own_fds[4];             /* fds that are the task's alone (its PMI socket): closed at */
     int nown;                   /* its end unless it closed them itself, so the peer sees EOF */
     bool bind;                  /* run on `cpus` */

@@ -359,8 +359,7 @@ static int move_to_tables(cx_matcher_t * m)
  * hold no entry now). */
 static inline void maybe_leave_tables(cx_matcher_t * m)
 {
-    if (m->list_max && !m->nposted_all && !m->nunexp &&
-        m->calm >= m->calm_need)
+    if (m->list_max && !m->nposted_all && !m->nunexp && m->calm >= m->calm_need)
         m->hashed = false;
 }
 
@@ -385,7 +384,8 @@ static bool use_tables(cx_matcher_t * m)
 
 int cx_match_post_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src, int tag)
 {
-    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
+    cell->key = (cx_match_key_t) {
+    .ctx = ctx,.src = src,.tag = tag};
     if (use_tables(m)) {
         if (post_to_table(m, cell))
             return -1;
@@ -433,7 +433,8 @@ void cx_match_unpost_tables(cx_matcher_t * m, cx_match_cell_t * cell)
 int cx_match_unexp_add_tables(cx_matcher_t * m, cx_match_cell_t * cell, uint32_t ctx, int src,
                               int tag)
 {
-    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
+    cell->key = (cx_match_key_t) {
+    .ctx = ctx,.src = src,.tag = tag};
     if (use_tables(m)) {
         if (unexp_to_tables(m, cell))
             return -1;  /* out of memory: nothing half-linked */

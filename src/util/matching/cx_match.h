@@ -233,10 +233,11 @@ static inline int cx_match_post(cx_matcher_t * m, cx_match_cell_t * cell, uint32
                                 int tag)
 {
     if (m->hashed || m->nposted_all >= m->list_max)
-        return cx_match_post_tables(m, cell, ctx, src, tag);     /* or the move there */
+        return cx_match_post_tables(m, cell, ctx, src, tag);    /* or the move there */
     /* the list order is the posting order: the sequence number and the
      * per-class counts are only given when the cells move to the tables */
-    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
+    cell->key = (cx_match_key_t) {
+    .ctx = ctx,.src = src,.tag = tag};
     cx_match_list_append(&m->short_posted, &cell->link[0]);
     cell->state = CX_MATCH_CELL_POSTED;
     m->nposted_all++;
@@ -251,7 +252,7 @@ static inline cx_match_cell_t *cx_match_posted_find(cx_matcher_t * m, uint32_t c
 {
     if (m->hashed)
         return cx_match_posted_find_tables(m, ctx, src, tag);
-    if (!m->short_wild)         /* every receive specific */
+    if (!m->short_wild) /* every receive specific */
         return cx_match_short_find_exact(&m->short_posted, ctx, src, tag);
     for (cx_match_link_t * l = m->short_posted.head; l; l = l->next) {
         cx_match_cell_t *c = cx_match_cell_of(l, 0);
@@ -283,7 +284,8 @@ static inline int cx_match_unexp_add(cx_matcher_t * m, cx_match_cell_t * cell, u
 {
     if (m->hashed || m->nunexp >= m->list_max)
         return cx_match_unexp_add_tables(m, cell, ctx, src, tag);
-    cell->key = (cx_match_key_t) {.ctx = ctx,.src = src,.tag = tag };
+    cell->key = (cx_match_key_t) {
+    .ctx = ctx,.src = src,.tag = tag};
     cx_match_list_append(&m->short_unexp, &cell->link[0]);
     cell->state = CX_MATCH_CELL_UNEXP;
     m->nunexp++;
@@ -292,8 +294,7 @@ static inline int cx_match_unexp_add(cx_matcher_t * m, cx_match_cell_t * cell, u
 
 /* A receive or probe pattern (wildcards allowed): the oldest unexpected
  * message it matches, or NULL; left in place (cx_match_unexp_remove). */
-static inline cx_match_cell_t *cx_match_unexp_find(cx_matcher_t * m, uint32_t ctx, int src,
-                                                   int tag)
+static inline cx_match_cell_t *cx_match_unexp_find(cx_matcher_t * m, uint32_t ctx, int src, int tag)
 {
     if (!m->nunexp)
         return NULL;

@@ -15,8 +15,8 @@
  * word "active". */
 typedef struct {
     const char *name;
-    int (*is_active) (void);
-    const char *(*describe) (void);
+    int (*is_active)(void);
+    const char *(*describe)(void);
 } MPIR_CX_extension_t;
 
 #ifdef MPIDI_CX_DEFAULT_MT
@@ -90,11 +90,12 @@ int MPIR_CX_info_string(char *buf, int len)
     if (cx_extensions[0].name == NULL)
         CX_APPEND("none");
     for (int i = 0; cx_extensions[i].name != NULL; i++) {
-        int active = MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__UNINITIALIZED
-            && (!cx_extensions[i].is_active || cx_extensions[i].is_active());
+        int active =
+            MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__UNINITIALIZED &&
+            (!cx_extensions[i].is_active || cx_extensions[i].is_active());
         CX_APPEND("%s%s (%s)", i ? ", " : "", cx_extensions[i].name,
-                  !active ? "inactive" : cx_extensions[i].describe ?
-                  cx_extensions[i].describe() : "active");
+                  !active ? "inactive" : cx_extensions[i].
+                  describe ? cx_extensions[i].describe() : "active");
     }
     CX_APPEND("\n");
 #undef CX_APPEND

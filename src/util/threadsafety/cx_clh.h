@@ -16,8 +16,8 @@
 
 enum {
     CX_CLH_FREE = 0,            /* released */
-    CX_CLH_WAIT = 1,            /* owner holds the lock or waits for it */
-    CX_CLH_PASSED = 2           /* released with a token for the successor */
+    CX_CLH_WAIT = 1,    /* owner holds the lock or waits for it */
+    CX_CLH_PASSED = 2   /* released with a token for the successor */
 };
 
 typedef struct cx_clh_node {
@@ -35,7 +35,7 @@ typedef struct {
 } cx_clh_lock_t;
 
 /* 0 or ENOMEM (the lock needs an initial released node) */
-static inline int cx_clh_init(cx_clh_lock_t *l)
+static inline int cx_clh_init(cx_clh_lock_t * l)
 {
     cx_clh_node_t *dummy = aligned_alloc(CX_CACHELINE_SIZE, CX_NODE_SIZE);
     if (dummy == NULL)
@@ -49,7 +49,7 @@ static inline int cx_clh_init(cx_clh_lock_t *l)
 
 /* The lock must be free and unused. The released tail node belongs to the
  * lock; every other node sits in some thread's cache. */
-static inline void cx_clh_destroy(cx_clh_lock_t *l)
+static inline void cx_clh_destroy(cx_clh_lock_t * l)
 {
     cx_node_cache_to_pool(atomic_load_explicit(&l->tail, memory_order_relaxed));
     atomic_store_explicit(&l->tail, NULL, memory_order_relaxed);
@@ -57,7 +57,7 @@ static inline void cx_clh_destroy(cx_clh_lock_t *l)
 
 /* Enqueue and wait; returns the state the predecessor released with
  * (CX_CLH_FREE or CX_CLH_PASSED). */
-static inline int cx_clh__acquire_state(cx_clh_lock_t *l)
+static inline int cx_clh__acquire_state(cx_clh_lock_t * l)
 {
     cx_clh_node_t *node = cx_node_cache_get();
     atomic_store_explicit(&node->state, CX_CLH_WAIT, memory_order_relaxed);
@@ -73,12 +73,12 @@ static inline int cx_clh__acquire_state(cx_clh_lock_t *l)
 }
 
 /* Holder only: has another thread queued behind us? (cohort detection) */
-static inline bool cx_clh__has_successor(cx_clh_lock_t *l)
+static inline bool cx_clh__has_successor(cx_clh_lock_t * l)
 {
     return atomic_load_explicit(&l->tail, memory_order_relaxed) != l->holder;
 }
 
-static inline void cx_clh__release_state(cx_clh_lock_t *l, int state)
+static inline void cx_clh__release_state(cx_clh_lock_t * l, int state)
 {
     /* read both before the hand-off: the next holder overwrites them */
     cx_clh_node_t *node = l->holder, *pred = l->pred;
@@ -86,7 +86,7 @@ static inline void cx_clh__release_state(cx_clh_lock_t *l, int state)
     cx_node_cache_put(pred);
 }
 
-static inline void cx_clh_acquire(cx_clh_lock_t *l)
+static inline void cx_clh_acquire(cx_clh_lock_t * l)
 {
     (void) cx_clh__acquire_state(l);
 }
@@ -94,7 +94,7 @@ static inline void cx_clh_acquire(cx_clh_lock_t *l)
 /* Succeeds only if the lock is free: the tail node is released, and we
  * replace it with ours by CAS. For plain CLH locks (not the per-node locks
  * of a cohort, whose released state may carry a token). */
-static inline bool cx_clh_tryacquire(cx_clh_lock_t *l)
+static inline bool cx_clh_tryacquire(cx_clh_lock_t * l)
 {
     cx_clh_node_t *tail = atomic_load_explicit(&l->tail, memory_order_acquire);
     /* tail may be recycled under us; the node cache never unmaps nodes, so
@@ -104,8 +104,7 @@ static inline bool cx_clh_tryacquire(cx_clh_lock_t *l)
     cx_clh_node_t *node = cx_node_cache_get();
     atomic_store_explicit(&node->state, CX_CLH_WAIT, memory_order_relaxed);
     if (!atomic_compare_exchange_strong_explicit(&l->tail, &tail, node,
-                                                 memory_order_acq_rel,
-                                                 memory_order_relaxed)) {
+                                                 memory_order_acq_rel, memory_order_relaxed)) {
         cx_node_cache_put(node);
         return false;
     }
@@ -121,7 +120,7 @@ static inline bool cx_clh_tryacquire(cx_clh_lock_t *l)
     return true;
 }
 
-static inline void cx_clh_release(cx_clh_lock_t *l)
+static inline void cx_clh_release(cx_clh_lock_t * l)
 {
     cx_clh__release_state(l, CX_CLH_FREE);
 }

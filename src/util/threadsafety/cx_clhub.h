@@ -22,7 +22,7 @@ typedef struct {
 } cx_clhub_lock_t;
 
 /* 0 or ENOMEM */
-static inline int cx_clhub_init(cx_clhub_lock_t *l)
+static inline int cx_clhub_init(cx_clhub_lock_t * l)
 {
     atomic_init(&l->bias, 0);
     atomic_init(&l->filter, 0);
@@ -35,14 +35,14 @@ static inline int cx_clhub_init(cx_clhub_lock_t *l)
     return 0;
 }
 
-static inline void cx_clhub_destroy(cx_clhub_lock_t *l)
+static inline void cx_clhub_destroy(cx_clhub_lock_t * l)
 {
     cx_clh_destroy(&l->fifo_high);
     cx_clh_destroy(&l->fifo_low);
 }
 
 /* High priority (main path). */
-static inline void cx_clhub_acquire(cx_clhub_lock_t *l)
+static inline void cx_clhub_acquire(cx_clhub_lock_t * l)
 {
     if (cx_tas_tryacquire(&l->bias))
         return;
@@ -56,7 +56,7 @@ static inline void cx_clhub_acquire(cx_clhub_lock_t *l)
 }
 
 /* Low priority (progress-loop re-entry). */
-static inline void cx_clhub_acquire_low(cx_clhub_lock_t *l)
+static inline void cx_clhub_acquire_low(cx_clhub_lock_t * l)
 {
     unsigned spins = 0;
     cx_clh_acquire(&l->fifo_low);
@@ -67,12 +67,12 @@ static inline void cx_clhub_acquire_low(cx_clhub_lock_t *l)
 }
 
 /* bias only: never queues */
-static inline bool cx_clhub_tryacquire(cx_clhub_lock_t *l)
+static inline bool cx_clhub_tryacquire(cx_clhub_lock_t * l)
 {
     return cx_tas_tryacquire(&l->bias);
 }
 
-static inline void cx_clhub_release(cx_clhub_lock_t *l)
+static inline void cx_clhub_release(cx_clhub_lock_t * l)
 {
     cx_tas_release(&l->bias);
 }

@@ -23,14 +23,14 @@
 enum {
     CX_DSM_WAIT = 0,
     CX_DSM_UNLOCKED = 1,        /* the lock was handed to this node's owner */
-    CX_DSM_COMPLETE = 2         /* a combiner applied this node's request */
+    CX_DSM_COMPLETE = 2 /* a combiner applied this node's request */
 };
 
 typedef struct cx_dsm_qnode {
     /* own line: the owner spins on status, a combiner writes it */
     CX_CACHE_ALIGNED void *req;
     atomic_uint status;
-    _Atomic(struct cx_dsm_qnode *) next;
+     _Atomic(struct cx_dsm_qnode *) next;
 } cx_dsm_qnode_t;
 
 /* Per thread and per cx_dsm_t instance; the caller allocates it. */
@@ -45,7 +45,7 @@ typedef struct {
  * in the queue, so no other thread ever reads it. */
 #define CX_DSM_INLINE ((void *) 1)
 
-typedef void (*cx_dsm_apply_fn) (void *req, void *ctx);
+typedef void (*cx_dsm_apply_fn)(void *req, void *ctx);
 
 typedef struct {
     CX_CACHE_ALIGNED _Atomic(cx_dsm_qnode_t *) tail;
@@ -66,7 +66,7 @@ typedef struct {
 #endif
 } cx_dsm_t;
 
-static inline void cx_dsm_thread_init(cx_dsm_thread_t *t)
+static inline void cx_dsm_thread_init(cx_dsm_thread_t * t)
 {
     memset(t, 0, sizeof(*t));
     for (int i = 0; i < 2; i++) {
@@ -77,7 +77,7 @@ static inline void cx_dsm_thread_init(cx_dsm_thread_t *t)
 
 /* max_combine: requests of other threads one combining pass may apply (0:
  * never combine, a pure queue lock). */
-static inline void cx_dsm_init(cx_dsm_t *d, unsigned max_combine, cx_dsm_apply_fn apply, void *ctx)
+static inline void cx_dsm_init(cx_dsm_t * d, unsigned max_combine, cx_dsm_apply_fn apply, void *ctx)
 {
     atomic_init(&d->tail, NULL);
     cx_mcs_init(&d->outer);
@@ -95,7 +95,7 @@ static inline void cx_dsm_init(cx_dsm_t *d, unsigned max_combine, cx_dsm_apply_f
 #endif
 }
 
-static inline void cx_dsm__stat_add(atomic_ulong *c, unsigned long v)
+static inline void cx_dsm__stat_add(atomic_ulong * c, unsigned long v)
 {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
                           memory_order_relaxed);
@@ -103,7 +103,7 @@ static inline void cx_dsm__stat_add(atomic_ulong *c, unsigned long v)
 
 /* Enqueue our node; return when we hold the combining lock (status
  * UNLOCKED, or first in an empty queue) or our request was applied. */
-static inline void cx_dsm__acq_enq(cx_dsm_t *d, cx_dsm_thread_t *t, void *req)
+static inline void cx_dsm__acq_enq(cx_dsm_t * d, cx_dsm_thread_t * t, void *req)
 {
     t->toggle ^= 1;
     cx_dsm_qnode_t *local = &t->qnodes[t->toggle];
@@ -121,13 +121,13 @@ static inline void cx_dsm__acq_enq(cx_dsm_t *d, cx_dsm_thread_t *t, void *req)
     }
 }
 
-static inline void cx_dsm__combine(cx_dsm_t *d, cx_dsm_thread_t *t)
+static inline void cx_dsm__combine(cx_dsm_t * d, cx_dsm_thread_t * t)
 {
     cx_dsm_qnode_t *tmp = &t->qnodes[t->toggle];
     unsigned counter = 0, applied = 0;
 
     if (atomic_load_explicit(&tmp->status, memory_order_acquire) == CX_DSM_COMPLETE) {
-        t->head = NULL;         /* served by a combiner: nothing to release */
+        t->head = NULL; /* served by a combiner: nothing to release */
         return;
     }
     for (;;) {
@@ -174,7 +174,7 @@ static inline void cx_dsm__combine(cx_dsm_t *d, cx_dsm_thread_t *t)
     }
 }
 
-static inline void cx_dsm__release(cx_dsm_t *d, cx_dsm_thread_t *t)
+static inline void cx_dsm__release(cx_dsm_t * d, cx_dsm_thread_t * t)
 {
     cx_dsm_qnode_t *tmp = t->head;
     if (tmp == NULL)
@@ -185,8 +185,7 @@ static inline void cx_dsm__release(cx_dsm_t *d, cx_dsm_thread_t *t)
          * a foreign node without a successor) */
         cx_dsm_qnode_t *expected = tmp;
         if (atomic_compare_exchange_strong_explicit(&d->tail, &expected, NULL,
-                                                    memory_order_release,
-                                                    memory_order_relaxed))
+                                                    memory_order_release, memory_order_relaxed))
             return;
         /* an enqueuer swapped in but has not linked yet */
         unsigned spins = 0;
@@ -199,7 +198,7 @@ static inline void cx_dsm__release(cx_dsm_t *d, cx_dsm_thread_t *t)
 
 /* Returns once req (not NULL) has been applied, by this thread or by a
  * combiner. */
-static inline void cx_dsm_synch(cx_dsm_t *d, cx_dsm_thread_t *t, void *req)
+static inline void cx_dsm_synch(cx_dsm_t * d, cx_dsm_thread_t * t, void *req)
 {
     assert(req != NULL && req != CX_DSM_INLINE);
     cx_dsm__acq_enq(d, t, req);
@@ -213,7 +212,7 @@ static inline void cx_dsm_synch(cx_dsm_t *d, cx_dsm_thread_t *t, void *req)
  * lock, runs its operation, then calls cx_dsm_finish_first (which serves
  * whatever queued behind it).  False leaves queue and thread state as they
  * were: the caller builds its request and calls cx_dsm_synch. */
-static inline bool cx_dsm_try_first(cx_dsm_t *d, cx_dsm_thread_t *t)
+static inline bool cx_dsm_try_first(cx_dsm_t * d, cx_dsm_thread_t * t)
 {
     /* the node not used by our last call: a combiner may still read that one */
     cx_dsm_qnode_t *local = &t->qnodes[t->toggle ^ 1];
@@ -231,7 +230,7 @@ static inline bool cx_dsm_try_first(cx_dsm_t *d, cx_dsm_thread_t *t)
     return true;
 }
 
-static inline void cx_dsm_finish_first(cx_dsm_t *d, cx_dsm_thread_t *t)
+static inline void cx_dsm_finish_first(cx_dsm_t * d, cx_dsm_thread_t * t)
 {
     /* nobody linked behind us: combining would stop at once, so only the
      * release's CAS is left (the uncontended case, kept inline) */
@@ -239,8 +238,7 @@ static inline void cx_dsm_finish_first(cx_dsm_t *d, cx_dsm_thread_t *t)
     if (atomic_load_explicit(&local->next, memory_order_acquire) == NULL) {
         cx_dsm_qnode_t *expected = local;
         if (atomic_compare_exchange_strong_explicit(&d->tail, &expected, NULL,
-                                                    memory_order_release,
-                                                    memory_order_relaxed))
+                                                    memory_order_release, memory_order_relaxed))
             return;
     }
     cx_dsm__combine(d, t);
@@ -252,7 +250,7 @@ static inline void cx_dsm_finish_first(cx_dsm_t *d, cx_dsm_thread_t *t)
  * cx_dsm_try_first does, without the outer lock: its INLINE node heads the
  * queue, so no combiner ever meets it, and the one-NULL rule still holds
  * (CSync's uncontended progress: 2 atomics instead of 4). */
-static inline bool cx_dsm_tryacquire(cx_dsm_t *d, cx_dsm_thread_t *t)
+static inline bool cx_dsm_tryacquire(cx_dsm_t * d, cx_dsm_thread_t * t)
 {
     if (!cx_dsm_try_first(d, t))
         return false;
@@ -263,7 +261,7 @@ static inline bool cx_dsm_tryacquire(cx_dsm_t *d, cx_dsm_thread_t *t)
 
 /* Exclusive section: the caller runs its own critical section after this
  * returns (requests queued ahead of it were applied first). */
-static inline void cx_dsm_acquire(cx_dsm_t *d, cx_dsm_thread_t *t)
+static inline void cx_dsm_acquire(cx_dsm_t * d, cx_dsm_thread_t * t)
 {
     if (cx_dsm_tryacquire(d, t))
         return;
@@ -281,7 +279,7 @@ static inline void cx_dsm_acquire(cx_dsm_t *d, cx_dsm_thread_t *t)
 }
 
 /* Hands the lock to the next node as it is, without combining for it. */
-static inline void cx_dsm_release(cx_dsm_t *d, cx_dsm_thread_t *t)
+static inline void cx_dsm_release(cx_dsm_t * d, cx_dsm_thread_t * t)
 {
     cx_dsm__release(d, t);
     if (t->held_first)

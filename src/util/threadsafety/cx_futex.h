@@ -30,14 +30,14 @@ typedef struct {
     CX_CACHE_ALIGNED atomic_int state;
 } cx_futex_lock_t;
 
-static inline void cx_futex_init(cx_futex_lock_t *l)
+static inline void cx_futex_init(cx_futex_lock_t * l)
 {
     atomic_init(&l->state, 0);
 }
 
 /* Sleep while the state is still 2; wake one sleeper. Without futexes the
  * waiter yields instead, and nobody needs waking. */
-static inline void cx_futex__wait(cx_futex_lock_t *l)
+static inline void cx_futex__wait(cx_futex_lock_t * l)
 {
 #ifdef __linux__
     syscall(SYS_futex, &l->state, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
@@ -47,7 +47,7 @@ static inline void cx_futex__wait(cx_futex_lock_t *l)
 }
 
 __attribute__((noinline, cold, unused))
-static void cx_futex__wake(cx_futex_lock_t *l)
+static void cx_futex__wake(cx_futex_lock_t * l)
 {
 #ifdef __linux__
     syscall(SYS_futex, &l->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -56,7 +56,7 @@ static void cx_futex__wake(cx_futex_lock_t *l)
 #endif
 }
 
-static inline bool cx_futex_tryacquire(cx_futex_lock_t *l)
+static inline bool cx_futex_tryacquire(cx_futex_lock_t * l)
 {
     int expected = 0;
     return atomic_compare_exchange_strong_explicit(&l->state, &expected, 1,
@@ -64,7 +64,7 @@ static inline bool cx_futex_tryacquire(cx_futex_lock_t *l)
 }
 
 __attribute__((noinline, unused))
-static void cx_futex__acquire_slow(cx_futex_lock_t *l)
+static void cx_futex__acquire_slow(cx_futex_lock_t * l)
 {
     for (int i = 0; i < CX_FUTEX_SPINS; i++) {
         cx_cpu_relax();
@@ -77,13 +77,13 @@ static void cx_futex__acquire_slow(cx_futex_lock_t *l)
         cx_futex__wait(l);
 }
 
-static inline void cx_futex_acquire(cx_futex_lock_t *l)
+static inline void cx_futex_acquire(cx_futex_lock_t * l)
 {
     if (!cx_futex_tryacquire(l))
         cx_futex__acquire_slow(l);
 }
 
-static inline void cx_futex_release(cx_futex_lock_t *l)
+static inline void cx_futex_release(cx_futex_lock_t * l)
 {
     if (atomic_exchange_explicit(&l->state, 0, memory_order_release) == 2)
         cx_futex__wake(l);

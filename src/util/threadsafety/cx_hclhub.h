@@ -30,7 +30,7 @@ typedef struct {
 } cx_hclhub_lock_t;
 
 /* num_numa_nodes < 1: ask MPIR_CX_topology_num_numa_nodes(). 0 or ENOMEM. */
-static inline int cx_hclhub_init(cx_hclhub_lock_t *l, int num_numa_nodes)
+static inline int cx_hclhub_init(cx_hclhub_lock_t * l, int num_numa_nodes)
 {
     int i;
 
@@ -61,7 +61,7 @@ static inline int cx_hclhub_init(cx_hclhub_lock_t *l, int num_numa_nodes)
     return ENOMEM;
 }
 
-static inline void cx_hclhub_destroy(cx_hclhub_lock_t *l)
+static inline void cx_hclhub_destroy(cx_hclhub_lock_t * l)
 {
     for (int i = 0; i < l->num_nodes; i++)
         cx_clh_destroy(&l->local[i]);
@@ -70,7 +70,7 @@ static inline void cx_hclhub_destroy(cx_hclhub_lock_t *l)
     cx_clh_destroy(&l->fifo_low);
 }
 
-static inline void cx_hclhub__cohort_acquire(cx_hclhub_lock_t *l)
+static inline void cx_hclhub__cohort_acquire(cx_hclhub_lock_t * l)
 {
     int node = MPIR_CX_numa_node_self() % l->num_nodes;
     if (cx_clh__acquire_state(&l->local[node]) != CX_CLH_PASSED) {
@@ -82,7 +82,7 @@ static inline void cx_hclhub__cohort_acquire(cx_hclhub_lock_t *l)
     l->holder_node = node;
 }
 
-static inline void cx_hclhub__cohort_release(cx_hclhub_lock_t *l)
+static inline void cx_hclhub__cohort_release(cx_hclhub_lock_t * l)
 {
     cx_clh_lock_t *local = &l->local[l->holder_node];
     if (cx_clh__has_successor(local)) {
@@ -101,7 +101,7 @@ static inline void cx_hclhub__cohort_release(cx_hclhub_lock_t *l)
 }
 
 /* High priority (main path). */
-static inline void cx_hclhub_acquire(cx_hclhub_lock_t *l)
+static inline void cx_hclhub_acquire(cx_hclhub_lock_t * l)
 {
     if (cx_tas_tryacquire(&l->bias))
         return;
@@ -113,7 +113,7 @@ static inline void cx_hclhub_acquire(cx_hclhub_lock_t *l)
 }
 
 /* Low priority (progress-loop re-entry); unchanged from CLHub. */
-static inline void cx_hclhub_acquire_low(cx_hclhub_lock_t *l)
+static inline void cx_hclhub_acquire_low(cx_hclhub_lock_t * l)
 {
     unsigned spins = 0;
     cx_clh_acquire(&l->fifo_low);
@@ -123,12 +123,12 @@ static inline void cx_hclhub_acquire_low(cx_hclhub_lock_t *l)
     cx_clh_release(&l->fifo_low);
 }
 
-static inline bool cx_hclhub_tryacquire(cx_hclhub_lock_t *l)
+static inline bool cx_hclhub_tryacquire(cx_hclhub_lock_t * l)
 {
     return cx_tas_tryacquire(&l->bias);
 }
 
-static inline void cx_hclhub_release(cx_hclhub_lock_t *l)
+static inline void cx_hclhub_release(cx_hclhub_lock_t * l)
 {
     cx_tas_release(&l->bias);
 }

@@ -26,7 +26,7 @@ typedef struct {
 } cx_lockq_t;
 
 /* max_combine 0 means CX_LOCKQ_DEFAULT_MAX_COMBINE. 0 or ENOMEM. */
-static inline int cx_lockq_init(cx_lockq_t *lq, unsigned max_combine)
+static inline int cx_lockq_init(cx_lockq_t * lq, unsigned max_combine)
 {
     lq->max_combine = max_combine ? max_combine : CX_LOCKQ_DEFAULT_MAX_COMBINE;
     atomic_init(&lq->enqueued, 0);
@@ -36,13 +36,13 @@ static inline int cx_lockq_init(cx_lockq_t *lq, unsigned max_combine)
 }
 
 /* Descriptors still queued are dropped. */
-static inline void cx_lockq_destroy(cx_lockq_t *lq)
+static inline void cx_lockq_destroy(cx_lockq_t * lq)
 {
     cx_swpq_destroy(&lq->q);
 }
 
 /* Any thread; wait-free apart from malloc. 0 or ENOMEM. */
-static inline int cx_lockq_post(cx_lockq_t *lq, void *descr)
+static inline int cx_lockq_post(cx_lockq_t * lq, void *descr)
 {
     int err = cx_swpq_enqueue(&lq->q, descr);
     if (err == 0)
@@ -59,7 +59,7 @@ static inline int cx_lockq_post(cx_lockq_t *lq, void *descr)
  * later one, possibly including an earlier operation of the caller itself,
  * stay hidden). Either way the caller must post its own operation rather
  * than run it ahead of the queue; otherwise it is cleared. */
-static inline unsigned cx_lockq_combine(cx_lockq_t *lq, void (*apply) (void *descr, void *ctx),
+static inline unsigned cx_lockq_combine(cx_lockq_t * lq, void (*apply)(void *descr, void *ctx),
                                         void *ctx, bool *limit_reached)
 {
     unsigned n = 0;
@@ -83,7 +83,7 @@ static inline unsigned cx_lockq_combine(cx_lockq_t *lq, void (*apply) (void *des
 }
 
 /* Hint, any thread: is work posted and not yet combined? */
-static inline bool cx_lockq_pending(cx_lockq_t *lq)
+static inline bool cx_lockq_pending(cx_lockq_t * lq)
 {
     return !cx_swpq_is_empty(&lq->q);
 }
@@ -103,7 +103,7 @@ typedef struct {
 } cx_lockq_group_t;
 
 /* Any thread: post descr as a member of g. 0 or ENOMEM (nothing posted). */
-static inline int cx_lockq_group_post(cx_lockq_t *lq, cx_lockq_group_t *g, void *descr)
+static inline int cx_lockq_group_post(cx_lockq_t * lq, cx_lockq_group_t * g, void *descr)
 {
     atomic_fetch_add_explicit(&g->posted, 1, memory_order_relaxed);
     int err = cx_lockq_post(lq, descr);
@@ -113,7 +113,7 @@ static inline int cx_lockq_group_post(cx_lockq_t *lq, cx_lockq_group_t *g, void 
 }
 
 /* Lock holder, from apply: a member of g ran (err: its MPI error, 0 if none). */
-static inline void cx_lockq_group_ran(cx_lockq_group_t *g, int err)
+static inline void cx_lockq_group_ran(cx_lockq_group_t * g, int err)
 {
     g->ran++;
     if (err && !g->error)
@@ -124,8 +124,8 @@ static inline void cx_lockq_group_ran(cx_lockq_group_t *g, int err)
  * too) until every post of g counted when it is called has run; waits out a
  * producer between its swap and its link, yielding if it stays there
  * (descheduled). Returns and clears the first error g's members met. */
-static inline int cx_lockq_group_drain(cx_lockq_t *lq, cx_lockq_group_t *g,
-                                       void (*apply) (void *descr, void *ctx), void *ctx)
+static inline int cx_lockq_group_drain(cx_lockq_t * lq, cx_lockq_group_t * g,
+                                       void (*apply)(void *descr, void *ctx), void *ctx)
 {
     unsigned long target = atomic_load_explicit(&g->posted, memory_order_acquire);
     unsigned spins = 0;

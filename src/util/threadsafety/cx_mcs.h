@@ -26,13 +26,13 @@ typedef struct {
     cx_mcs_node_t *holder;      /* node of the current holder; holder-only */
 } cx_mcs_lock_t;
 
-static inline void cx_mcs_init(cx_mcs_lock_t *l)
+static inline void cx_mcs_init(cx_mcs_lock_t * l)
 {
     atomic_init(&l->tail, NULL);
     l->holder = NULL;
 }
 
-static inline void cx_mcs_acquire_node(cx_mcs_lock_t *l, cx_mcs_node_t *node)
+static inline void cx_mcs_acquire_node(cx_mcs_lock_t * l, cx_mcs_node_t * node)
 {
     atomic_store_explicit(&node->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&node->locked, 1, memory_order_relaxed);
@@ -47,24 +47,22 @@ static inline void cx_mcs_acquire_node(cx_mcs_lock_t *l, cx_mcs_node_t *node)
         cx_spin_pause(&spins);
 }
 
-static inline bool cx_mcs_tryacquire_node(cx_mcs_lock_t *l, cx_mcs_node_t *node)
+static inline bool cx_mcs_tryacquire_node(cx_mcs_lock_t * l, cx_mcs_node_t * node)
 {
     cx_mcs_node_t *expected = NULL;
     atomic_store_explicit(&node->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&node->locked, 0, memory_order_relaxed);
     return atomic_compare_exchange_strong_explicit(&l->tail, &expected, node,
-                                                   memory_order_acq_rel,
-                                                   memory_order_relaxed);
+                                                   memory_order_acq_rel, memory_order_relaxed);
 }
 
-static inline void cx_mcs_release_node(cx_mcs_lock_t *l, cx_mcs_node_t *node)
+static inline void cx_mcs_release_node(cx_mcs_lock_t * l, cx_mcs_node_t * node)
 {
     cx_mcs_node_t *succ = atomic_load_explicit(&node->next, memory_order_acquire);
     if (succ == NULL) {
         cx_mcs_node_t *expected = node;
         if (atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL,
-                                                    memory_order_release,
-                                                    memory_order_relaxed))
+                                                    memory_order_release, memory_order_relaxed))
             return;
         /* a successor swapped itself in but has not linked yet */
         unsigned spins = 0;
@@ -74,14 +72,14 @@ static inline void cx_mcs_release_node(cx_mcs_lock_t *l, cx_mcs_node_t *node)
     atomic_store_explicit(&succ->locked, 0, memory_order_release);
 }
 
-static inline void cx_mcs_acquire(cx_mcs_lock_t *l)
+static inline void cx_mcs_acquire(cx_mcs_lock_t * l)
 {
     cx_mcs_node_t *node = cx_node_cache_get();
     cx_mcs_acquire_node(l, node);
     l->holder = node;
 }
 
-static inline bool cx_mcs_tryacquire(cx_mcs_lock_t *l)
+static inline bool cx_mcs_tryacquire(cx_mcs_lock_t * l)
 {
     /* cheap check first: no node traffic when the lock is visibly taken */
     if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
@@ -95,7 +93,7 @@ static inline bool cx_mcs_tryacquire(cx_mcs_lock_t *l)
     return true;
 }
 
-static inline void cx_mcs_release(cx_mcs_lock_t *l)
+static inline void cx_mcs_release(cx_mcs_lock_t * l)
 {
     /* read holder before the hand-off: the next holder overwrites it */
     cx_mcs_node_t *node = l->holder;

@@ -33,7 +33,7 @@ static inline cx_node_link_t *cx_node_cache__link(void *node)
     return (cx_node_link_t *) ((char *) node + CX_NODE_USABLE);
 }
 
-static inline void *cx_node_cache__block(cx_node_link_t *link)
+static inline void *cx_node_cache__block(cx_node_link_t * link)
 {
     return (char *) link - CX_NODE_USABLE;
 }

@@ -33,8 +33,7 @@ static inline int cx_affinity_cpus(void)
     cpu_set_t set;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     int n = online > 0 ? (int) online : 1;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0 &&
-        CPU_COUNT(&set) < n)
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0 && CPU_COUNT(&set) < n)
         n = CPU_COUNT(&set);
     return n;
 }

@@ -18,7 +18,7 @@
 enum { CX_PARK_OFF, CX_PARK_STARTING, CX_PARK_ON, CX_PARK_FAILED };
 
 typedef struct {
-    CX_CACHE_ALIGNED atomic_int parked;         /* futex: 1 while parked and not rung */
+    CX_CACHE_ALIGNED atomic_int parked; /* futex: 1 while parked and not rung */
     atomic_int requests;        /* futex of the sentinel: bumped by every park and by stop */
     atomic_int state;           /* CX_PARK_*; also a futex for the start handshake */
     atomic_bool stop;
@@ -50,17 +50,17 @@ static inline long long cx_park_now_ns(void)
 #include <sys/syscall.h>
 #include <unistd.h>
 #ifndef SCHED_IDLE
-#define SCHED_IDLE 5            /* Linux's value; <sched.h> shows it with _GNU_SOURCE */
+#define SCHED_IDLE 5    /* Linux's value; <sched.h> shows it with _GNU_SOURCE */
 #endif
 
 /* Sleeps while *w == v, at most ns (0: no limit). */
-static inline void cx_park__futex_wait(atomic_int *w, int v, long long ns)
+static inline void cx_park__futex_wait(atomic_int * w, int v, long long ns)
 {
     struct timespec t = { (time_t) (ns / 1000000000LL), (long) (ns % 1000000000LL) };
     syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, ns > 0 ? &t : NULL, NULL, 0);
 }
 
-static inline void cx_park__futex_wake(atomic_int *w)
+static inline void cx_park__futex_wake(atomic_int * w)
 {
     syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
@@ -79,7 +79,7 @@ static inline void *cx_park__sentinel(void *arg)
 {
     cx_park_t *p = arg;
     atomic_store(&p->sentinel_tid, (int) syscall(SYS_gettid));
-    int ok = cx_park__lower_self() ? CX_PARK_ON : CX_PARK_FAILED;
+    int ok = cx_park__lower_self()? CX_PARK_ON : CX_PARK_FAILED;
     atomic_store(&p->state, ok);
     cx_park__futex_wake(&p->state);
     if (ok != CX_PARK_ON)
@@ -99,7 +99,7 @@ static inline void *cx_park__sentinel(void *arg)
 
 /* Starts the sentinel once (any thread may call it); false if it cannot be
  * created or lowered, and then nobody may park. */
-static inline bool cx_park_start(cx_park_t *p)
+static inline bool cx_park_start(cx_park_t * p)
 {
     int s = atomic_load_explicit(&p->state, memory_order_acquire);
     if (s == CX_PARK_ON || s == CX_PARK_FAILED)
@@ -126,7 +126,7 @@ static inline bool cx_park_start(cx_park_t *p)
 }
 
 /* Whether parking may help now: not within backoff_ns of a time-out. */
-static inline bool cx_park_due(cx_park_t *p)
+static inline bool cx_park_due(cx_park_t * p)
 {
     long long until = atomic_load_explicit(&p->backoff_until, memory_order_relaxed);
     return until == 0 || cx_park_now_ns() >= until;
@@ -134,7 +134,7 @@ static inline bool cx_park_due(cx_park_t *p)
 
 /* Parks the caller (after cx_park_start succeeded) until the sentinel rings
  * or timeout_ns passed; false on a time-out, which starts the backoff. */
-static inline bool cx_park(cx_park_t *p)
+static inline bool cx_park(cx_park_t * p)
 {
     atomic_fetch_add_explicit(&p->parks, 1, memory_order_relaxed);
     pthread_t self = pthread_self();
@@ -168,7 +168,7 @@ static inline bool cx_park(cx_park_t *p)
 }
 
 /* Stops and joins the sentinel (nobody parked); a later start starts anew. */
-static inline void cx_park_stop(cx_park_t *p)
+static inline void cx_park_stop(cx_park_t * p)
 {
     pthread_mutex_lock(&p->m);
     if (p->joinable) {
@@ -184,25 +184,25 @@ static inline void cx_park_stop(cx_park_t *p)
 }
 
 #else /* no futexes or SCHED_IDLE: nobody parks */
-static inline bool cx_park_start(cx_park_t *p)
+static inline bool cx_park_start(cx_park_t * p)
 {
     (void) p;
     return false;
 }
 
-static inline bool cx_park_due(cx_park_t *p)
+static inline bool cx_park_due(cx_park_t * p)
 {
     (void) p;
     return false;
 }
 
-static inline bool cx_park(cx_park_t *p)
+static inline bool cx_park(cx_park_t * p)
 {
     (void) p;
     return false;
 }
 
-static inline void cx_park_stop(cx_park_t *p)
+static inline void cx_park_stop(cx_park_t * p)
 {
     (void) p;
 }

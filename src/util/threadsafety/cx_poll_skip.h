@@ -37,7 +37,7 @@ typedef struct {
 
 /* Whether this progress call polls the netmod (max: the most skips in a
  * row, 0 never skips; shm: shared memory is polled in the same call). */
-static inline bool cx_poll_skip_due(cx_poll_skip_t *p, int max, bool shm)
+static inline bool cx_poll_skip_due(cx_poll_skip_t * p, int max, bool shm)
 {
     if (max == 0 || !shm)
         return true;
@@ -57,19 +57,19 @@ static inline bool cx_poll_skip_due(cx_poll_skip_t *p, int max, bool shm)
 }
 
 /* A transport's poll found work. */
-static inline void cx_poll_skip_event(atomic_int *events)
+static inline void cx_poll_skip_event(atomic_int * events)
 {
     CX_PS_STORE_(*events, CX_PS_LOAD_(*events) + 1);
 }
 
 /* Around one transport's poll: the event count before it, then whether the
  * poll moved it. */
-static inline int cx_poll_skip_mark(atomic_int *events)
+static inline int cx_poll_skip_mark(atomic_int * events)
 {
     return CX_PS_LOAD_(*events);
 }
 
-static inline void cx_poll_skip_done(atomic_int *events, int mark, atomic_int *busy)
+static inline void cx_poll_skip_done(atomic_int * events, int mark, atomic_int * busy)
 {
     int now = CX_PS_LOAD_(*events) != mark;
     if (CX_PS_LOAD_(*busy) != now)
@@ -82,7 +82,7 @@ static inline void cx_poll_skip_done(atomic_int *events, int mark, atomic_int *b
  * it a waiting rank reads the queue the sender writes so often that the
  * sender's stores wait for the cache line.  A queue that delivers is polled
  * again at once. */
-static inline void cx_poll_skip_idle_pause(cx_poll_skip_t *p, int pause)
+static inline void cx_poll_skip_idle_pause(cx_poll_skip_t * p, int pause)
 {
     if (pause <= 0 || CX_PS_LOAD_(p->shm_busy))
         return;
@@ -94,7 +94,7 @@ static inline void cx_poll_skip_idle_pause(cx_poll_skip_t *p, int pause)
 /* After a netmod poll: busy or not, and quiet or not (quiet_ns: how long
  * its polls must find nothing, 0 never quiet; now_ns: a monotonic clock in
  * nanoseconds, never 0). */
-static inline void cx_poll_skip_nm_done(cx_poll_skip_t *p, int mark, long long quiet_ns,
+static inline void cx_poll_skip_nm_done(cx_poll_skip_t * p, int mark, long long quiet_ns,
                                         long long (*now_ns)(void))
 {
     cx_poll_skip_done(&p->nm_events, mark, &p->nm_busy);

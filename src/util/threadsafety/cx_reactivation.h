@@ -17,8 +17,8 @@
 #include <pthread.h>
 #include <time.h>
 
-#define CX_SCOUNT_USC 0         /* user-level: the waiter spins, then yields */
-#define CX_SCOUNT_KSC 1         /* kernel-level: mutex + condition variable */
+#define CX_SCOUNT_USC 0 /* user-level: the waiter spins, then yields */
+#define CX_SCOUNT_KSC 1 /* kernel-level: mutex + condition variable */
 
 /* USC: relax iterations before the waiter starts yielding the CPU */
 #ifndef CX_SCOUNT_USC_SPINS
@@ -50,7 +50,7 @@ typedef struct {
     unsigned long stall_polls;  /* waiters that polled for a stalled server */
 } cx_reactivation_t;
 
-static inline void cx_scount_init(cx_scount_t *c, int kind)
+static inline void cx_scount_init(cx_scount_t * c, int kind)
 {
     c->count = 0;
     atomic_init(&c->signaled, 0);
@@ -69,7 +69,7 @@ static inline void cx_scount_init(cx_scount_t *c, int kind)
     }
 }
 
-static inline void cx_scount_destroy(cx_scount_t *c)
+static inline void cx_scount_destroy(cx_scount_t * c)
 {
     if (c->kind == CX_SCOUNT_KSC) {
         pthread_cond_destroy(&c->cv);
@@ -80,13 +80,13 @@ static inline void cx_scount_destroy(cx_scount_t *c)
 /* Under the external lock, before waiting: n operations still pending
  * (computed after the last poll). Starts a new round: a flag left over from
  * an earlier wake is cleared. */
-static inline void cx_scount_arm(cx_scount_t *c, int n)
+static inline void cx_scount_arm(cx_scount_t * c, int n)
 {
     c->count = n;
     atomic_store_explicit(&c->signaled, 0, memory_order_relaxed);
 }
 
-static inline void cx_scount__wake(cx_scount_t *c)
+static inline void cx_scount__wake(cx_scount_t * c)
 {
     if (c->kind == CX_SCOUNT_KSC) {
         /* under m: the waiter checks the flag under m before sleeping */
@@ -104,9 +104,8 @@ static inline void cx_scount__wake(cx_scount_t *c)
  * 0) once timeout_ns passed without one: false then (a USC waiter looks at
  * the clock only once its spins are over, between yields). The caller
  * re-checks its requests either way. */
-static inline bool cx_scount_wait_timed(cx_scount_t *c, void (*unlock) (void *),
-                                        void (*lock_low) (void *), void *lockctx,
-                                        long timeout_ns)
+static inline bool cx_scount_wait_timed(cx_scount_t * c, void (*unlock)(void *),
+                                        void (*lock_low)(void *), void *lockctx, long timeout_ns)
 {
     bool woken = true;
     unlock(lockctx);
@@ -160,14 +159,14 @@ static inline bool cx_scount_wait_timed(cx_scount_t *c, void (*unlock) (void *),
     return woken;
 }
 
-static inline void cx_scount_wait(cx_scount_t *c, void (*unlock) (void *),
-                                  void (*lock_low) (void *), void *lockctx)
+static inline void cx_scount_wait(cx_scount_t * c, void (*unlock)(void *),
+                                  void (*lock_low)(void *), void *lockctx)
 {
     cx_scount_wait_timed(c, unlock, lock_low, lockctx, 0);
 }
 
 /* No server: the caller becomes it. */
-static inline bool cx_reactivation_try_elect(cx_reactivation_t *r)
+static inline bool cx_reactivation_try_elect(cx_reactivation_t * r)
 {
     if (r->server_present)
         return false;
@@ -177,7 +176,7 @@ static inline bool cx_reactivation_try_elect(cx_reactivation_t *r)
 }
 
 /* Idempotent (hazard b). */
-static inline void cx_reactivation_add_waiter(cx_reactivation_t *r, cx_scount_t *c)
+static inline void cx_reactivation_add_waiter(cx_reactivation_t * r, cx_scount_t * c)
 {
     if (c->in_list)
         return;
@@ -192,7 +191,7 @@ static inline void cx_reactivation_add_waiter(cx_reactivation_t *r, cx_scount_t 
 }
 
 /* No-op when c is not in the list (hazard b). */
-static inline void cx_reactivation_remove_waiter(cx_reactivation_t *r, cx_scount_t *c)
+static inline void cx_reactivation_remove_waiter(cx_reactivation_t * r, cx_scount_t * c)
 {
     if (!c->in_list)
         return;
@@ -212,7 +211,7 @@ static inline void cx_reactivation_remove_waiter(cx_reactivation_t *r, cx_scount
  * re-enters and can elect itself. Any thread leaving the progress loop calls
  * this (a non-server too: the thread a resigning server woke may complete
  * and leave without ever becoming server). */
-static inline void cx_reactivation_wake_next(cx_reactivation_t *r)
+static inline void cx_reactivation_wake_next(cx_reactivation_t * r)
 {
     cx_scount_t *c = r->head;
     if (r->server_present || c == NULL)
@@ -223,7 +222,7 @@ static inline void cx_reactivation_wake_next(cx_reactivation_t *r)
 }
 
 /* The server leaves. */
-static inline void cx_reactivation_resign(cx_reactivation_t *r)
+static inline void cx_reactivation_resign(cx_reactivation_t * r)
 {
     r->server_present = false;
     cx_reactivation_wake_next(r);
@@ -236,7 +235,7 @@ static inline void cx_reactivation_resign(cx_reactivation_t *r)
  * and takes the role again; the forced wake-up, a context switch to a
  * thread that then mostly polls in its place, cost more than it saved when
  * threads outnumber cores (doc/design/reactivation.md). */
-static inline void cx_reactivation_resign_lazy(cx_reactivation_t *r)
+static inline void cx_reactivation_resign_lazy(cx_reactivation_t * r)
 {
     r->server_present = false;
 }
@@ -244,7 +243,7 @@ static inline void cx_reactivation_resign_lazy(cx_reactivation_t *r)
 /* Counted signal from a completion callback (under the external lock). The
  * waiter is woken, and leaves the list, only when its last pending operation
  * completes (hazard a). Harmless on a counter nobody armed (hazard c). */
-static inline void cx_reactivation_signal(cx_reactivation_t *r, cx_scount_t *c)
+static inline void cx_reactivation_signal(cx_reactivation_t * r, cx_scount_t * c)
 {
     if (c->count <= 0)
         return;
@@ -271,21 +270,21 @@ typedef enum {
 
 /* At the start of a loop (no lock needed: thread-local); every enter is
  * matched by a cx_reactivation_leave. */
-static inline cx_nest_t cx_reactivation_enter(cx_reactivation_self_t *s)
+static inline cx_nest_t cx_reactivation_enter(cx_reactivation_self_t * s)
 {
     if (s->depth++ == 0)
         return CX_NEST_OUTER;
     return s->serving ? CX_NEST_SERVE : CX_NEST_POLL;
 }
 
-static inline void cx_reactivation_leave(cx_reactivation_self_t *s)
+static inline void cx_reactivation_leave(cx_reactivation_self_t * s)
 {
     s->depth--;
 }
 
 /* try_elect for the loop s is in: only an outermost loop may become the
  * server, and its thread then serves until cx_reactivation_resign_as. */
-static inline bool cx_reactivation_try_elect_as(cx_reactivation_t *r, cx_reactivation_self_t *s)
+static inline bool cx_reactivation_try_elect_as(cx_reactivation_t * r, cx_reactivation_self_t * s)
 {
     if (s->depth != 1 || s->serving || !cx_reactivation_try_elect(r))
         return false;
@@ -294,7 +293,7 @@ static inline bool cx_reactivation_try_elect_as(cx_reactivation_t *r, cx_reactiv
 }
 
 /* The outermost loop of the server leaves (lazy: cx_reactivation_resign_lazy). */
-static inline void cx_reactivation_resign_as(cx_reactivation_t *r, cx_reactivation_self_t *s,
+static inline void cx_reactivation_resign_as(cx_reactivation_t * r, cx_reactivation_self_t * s,
                                              bool lazy)
 {
     s->serving = false;
@@ -317,13 +316,13 @@ typedef struct {
 } cx_server_watch_t;
 
 /* The server after each of its polls (under the external lock). */
-static inline void cx_reactivation_polled(cx_reactivation_t *r)
+static inline void cx_reactivation_polled(cx_reactivation_t * r)
 {
     r->server_polls++;
 }
 
 /* A waiter, when its wait begins (under the external lock). */
-static inline void cx_server_watch_start(cx_reactivation_t *r, cx_server_watch_t *w)
+static inline void cx_server_watch_start(cx_reactivation_t * r, cx_server_watch_t * w)
 {
     w->polls = r->server_polls;
     w->quiet = 0;
@@ -332,7 +331,7 @@ static inline void cx_server_watch_start(cx_reactivation_t *r, cx_server_watch_t
 /* A waiter whose timed sleep ended without a wake (under the external
  * lock): true when it should poll once itself, the server having polled
  * nothing for CX_SERVER_STALL_TIMEOUTS sleeps in a row. */
-static inline bool cx_server_watch_stalled(cx_reactivation_t *r, cx_server_watch_t *w)
+static inline bool cx_server_watch_stalled(cx_reactivation_t * r, cx_server_watch_t * w)
 {
     if (!r->server_present || r->server_polls != w->polls) {
         w->polls = r->server_polls;
@@ -378,7 +377,7 @@ static inline int cx_crowd_limit(int node_cpus, int affinity_cpus, int local_ran
 #include <sched.h>
 #include <sys/resource.h>
 #ifndef SCHED_IDLE
-#define SCHED_IDLE 5            /* Linux's value; <sched.h> shows it with _GNU_SOURCE */
+#define SCHED_IDLE 5    /* Linux's value; <sched.h> shows it with _GNU_SOURCE */
 #endif
 #endif
 
@@ -408,7 +407,7 @@ static inline int cx_server_sched_nice(void)
  * wait): it may move when it runs SCHED_OTHER at a nice value of at least
  * min_nice (the probe's: one it may return from).  Threads under a
  * real-time or batch policy are left alone. */
-static inline bool cx_server_sched_check(cx_server_sched_t *s, int min_nice)
+static inline bool cx_server_sched_check(cx_server_sched_t * s, int min_nice)
 {
     s->idle = s->eligible = false;
 #ifdef __linux__
@@ -423,7 +422,7 @@ static inline bool cx_server_sched_check(cx_server_sched_t *s, int min_nice)
 
 /* Moves a thread cx_server_sched_check found eligible to SCHED_IDLE; true
  * when it did. */
-static inline bool cx_server_sched_idle(cx_server_sched_t *s)
+static inline bool cx_server_sched_idle(cx_server_sched_t * s)
 {
 #ifdef __linux__
     struct sched_param p = { 0 };
@@ -433,7 +432,7 @@ static inline bool cx_server_sched_idle(cx_server_sched_t *s)
 }
 
 /* Back to the policy cx_server_sched_check found; false if Linux refused. */
-static inline bool cx_server_sched_restore(cx_server_sched_t *s)
+static inline bool cx_server_sched_restore(cx_server_sched_t * s)
 {
     if (!s->idle)
         return true;
@@ -553,7 +552,7 @@ static inline void *cx_idle_watchdog__main(void *arg)
 
 /* Starts the helper once (any thread may call it); false if it could not
  * be created, and then nobody may be armed. */
-static inline bool cx_idle_watchdog_start(cx_idle_watchdog_t *w)
+static inline bool cx_idle_watchdog_start(cx_idle_watchdog_t * w)
 {
     if (atomic_load_explicit(&w->started, memory_order_acquire))
         return true;
@@ -572,7 +571,7 @@ static inline bool cx_idle_watchdog_start(cx_idle_watchdog_t *w)
 }
 
 /* Before the calling thread moves itself to SCHED_IDLE (one at a time). */
-static inline void cx_idle_watchdog_arm(cx_idle_watchdog_t *w, int tid)
+static inline void cx_idle_watchdog_arm(cx_idle_watchdog_t * w, int tid)
 {
     atomic_store(&w->tid, tid);
     if (atomic_load(&w->asleep)) {
@@ -583,13 +582,13 @@ static inline void cx_idle_watchdog_arm(cx_idle_watchdog_t *w, int tid)
 }
 
 /* After it moved back. */
-static inline void cx_idle_watchdog_disarm(cx_idle_watchdog_t *w)
+static inline void cx_idle_watchdog_disarm(cx_idle_watchdog_t * w)
 {
     atomic_store_explicit(&w->tid, 0, memory_order_release);
 }
 
 /* Stops and joins the helper (nobody armed); a later start starts anew. */
-static inline void cx_idle_watchdog_stop(cx_idle_watchdog_t *w)
+static inline void cx_idle_watchdog_stop(cx_idle_watchdog_t * w)
 {
     pthread_mutex_lock(&w->m);
     w->stop = true;
@@ -608,24 +607,24 @@ static inline int cx_idle_watchdog_gettid(void)
     return 0;
 }
 
-static inline bool cx_idle_watchdog_start(cx_idle_watchdog_t *w)
+static inline bool cx_idle_watchdog_start(cx_idle_watchdog_t * w)
 {
     (void) w;
     return false;
 }
 
-static inline void cx_idle_watchdog_arm(cx_idle_watchdog_t *w, int tid)
+static inline void cx_idle_watchdog_arm(cx_idle_watchdog_t * w, int tid)
 {
     (void) w;
     (void) tid;
 }
 
-static inline void cx_idle_watchdog_disarm(cx_idle_watchdog_t *w)
+static inline void cx_idle_watchdog_disarm(cx_idle_watchdog_t * w)
 {
     (void) w;
 }
 
-static inline void cx_idle_watchdog_stop(cx_idle_watchdog_t *w)
+static inline void cx_idle_watchdog_stop(cx_idle_watchdog_t * w)
 {
     (void) w;
 }

@@ -29,11 +29,11 @@ typedef struct {
 
 #ifdef CX_SWPQ_TEST_HOOK
 /* tests only: called by enqueue between the swap and the link */
-extern void (*cx_swpq_test_hook) (cx_swpq_t * q, void *data);
+extern void (*cx_swpq_test_hook)(cx_swpq_t * q, void *data);
 #endif
 
 /* 0 or ENOMEM */
-static inline int cx_swpq_init(cx_swpq_t *q)
+static inline int cx_swpq_init(cx_swpq_t * q)
 {
     cx_swpq_node_t *dummy = malloc(sizeof(*dummy));
     if (dummy == NULL)
@@ -47,7 +47,7 @@ static inline int cx_swpq_init(cx_swpq_t *q)
 
 /* No producer or consumer may be active. Items still queued are dropped
  * (their data is not touched). */
-static inline void cx_swpq_destroy(cx_swpq_t *q)
+static inline void cx_swpq_destroy(cx_swpq_t * q)
 {
     cx_swpq_node_t *n = atomic_load_explicit(&q->head, memory_order_relaxed);
     while (n != NULL) {
@@ -60,7 +60,7 @@ static inline void cx_swpq_destroy(cx_swpq_t *q)
 }
 
 /* Any thread. 0 or ENOMEM. */
-static inline int cx_swpq_enqueue(cx_swpq_t *q, void *data)
+static inline int cx_swpq_enqueue(cx_swpq_t * q, void *data)
 {
     cx_swpq_node_t *n = malloc(sizeof(*n));
     if (n == NULL)
@@ -79,14 +79,14 @@ static inline int cx_swpq_enqueue(cx_swpq_t *q, void *data)
 }
 
 /* Single consumer only. false when nothing is linked behind the dummy. */
-static inline bool cx_swpq_dequeue(cx_swpq_t *q, void **data)
+static inline bool cx_swpq_dequeue(cx_swpq_t * q, void **data)
 {
     cx_swpq_node_t *h = atomic_load_explicit(&q->head, memory_order_relaxed);
     cx_swpq_node_t *next = atomic_load_explicit(&h->next, memory_order_acquire);
     if (next == NULL)
         return false;
     *data = next->data;
-    next->data = NULL;          /* next is the dummy now */
+    next->data = NULL;  /* next is the dummy now */
     atomic_store_explicit(&q->head, next, memory_order_relaxed);
     /* the producer that linked h is done with it: its link was its last access */
     free(h);
@@ -98,7 +98,7 @@ static inline bool cx_swpq_dequeue(cx_swpq_t *q, void **data)
  * because a non-consumer may not dereference head (the consumer can free it
  * at any time). A producer between swap and link counts as not empty, so a
  * false answer does not guarantee that dequeue succeeds right now. */
-static inline bool cx_swpq_is_empty(cx_swpq_t *q)
+static inline bool cx_swpq_is_empty(cx_swpq_t * q)
 {
     return atomic_load_explicit(&q->tail, memory_order_acquire) ==
         atomic_load_explicit(&q->head, memory_order_relaxed);

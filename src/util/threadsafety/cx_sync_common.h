@@ -69,7 +69,7 @@ typedef struct {
 #define CX_WAIT_YIELD_INITIALIZER { 0 }
 
 static inline bool cx_wait_yield_due(cx_wait_yield_t * y, bool progressed, long long after_ns,
-                                     long long (*now) (void))
+                                     long long (*now)(void))
 {
     if (progressed || after_ns < 0) {
         y->futile_since = 0;
@@ -129,7 +129,7 @@ typedef struct {
 } cx_test_backoff_t;
 
 /* true when a trylock should be attempted now; otherwise consumes one call */
-static inline bool cx_test_backoff_ready(cx_test_backoff_t *b)
+static inline bool cx_test_backoff_ready(cx_test_backoff_t * b)
 {
     if (b->countdown == 0)
         return true;
@@ -137,7 +137,7 @@ static inline bool cx_test_backoff_ready(cx_test_backoff_t *b)
     return false;
 }
 
-static inline void cx_test_backoff_failed(cx_test_backoff_t *b, uint32_t max_delay)
+static inline void cx_test_backoff_failed(cx_test_backoff_t * b, uint32_t max_delay)
 {
     if (b->delay == 0)
         b->delay = 1;
@@ -150,14 +150,14 @@ static inline void cx_test_backoff_failed(cx_test_backoff_t *b, uint32_t max_del
         b->failures++;
 }
 
-static inline void cx_test_backoff_succeeded(cx_test_backoff_t *b)
+static inline void cx_test_backoff_succeeded(cx_test_backoff_t * b)
 {
     b->delay = 0;
     b->countdown = 0;
     b->failures = 0;
 }
 
-static inline bool cx_test_backoff_must_block(const cx_test_backoff_t *b, uint32_t max_failures)
+static inline bool cx_test_backoff_must_block(const cx_test_backoff_t * b, uint32_t max_failures)
 {
     return b->failures >= max_failures;
 }
@@ -166,14 +166,14 @@ static inline bool cx_test_backoff_must_block(const cx_test_backoff_t *b, uint32
  * No backoff: CLHub's bias and HCLHub's global lock are plain TAS locks by
  * design (the spinner that holds the line wins, which is the point). */
 
-static inline bool cx_tas_tryacquire(atomic_int *f)
+static inline bool cx_tas_tryacquire(atomic_int * f)
 {
     /* read first so that a failing try does not steal the line from the owner */
     return atomic_load_explicit(f, memory_order_relaxed) == 0 &&
         atomic_exchange_explicit(f, 1, memory_order_acquire) == 0;
 }
 
-static inline void cx_tas_acquire(atomic_int *f)
+static inline void cx_tas_acquire(atomic_int * f)
 {
     unsigned spins = 0;
     while (!cx_tas_tryacquire(f)) {
@@ -182,7 +182,7 @@ static inline void cx_tas_acquire(atomic_int *f)
     }
 }
 
-static inline void cx_tas_release(atomic_int *f)
+static inline void cx_tas_release(atomic_int * f)
 {
     atomic_store_explicit(f, 0, memory_order_release);
 }

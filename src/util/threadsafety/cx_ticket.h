@@ -23,13 +23,13 @@ typedef struct {
     CX_CACHE_ALIGNED atomic_uint serving;
 } cx_ticket_lock_t;
 
-static inline void cx_ticket_init(cx_ticket_lock_t *l)
+static inline void cx_ticket_init(cx_ticket_lock_t * l)
 {
     atomic_init(&l->next, 0);
     atomic_init(&l->serving, 0);
 }
 
-static inline void cx_ticket_acquire(cx_ticket_lock_t *l)
+static inline void cx_ticket_acquire(cx_ticket_lock_t * l)
 {
     unsigned my = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
     unsigned spins = 0;
@@ -43,18 +43,17 @@ static inline void cx_ticket_acquire(cx_ticket_lock_t *l)
     }
 }
 
-static inline bool cx_ticket_tryacquire(cx_ticket_lock_t *l)
+static inline bool cx_ticket_tryacquire(cx_ticket_lock_t * l)
 {
     /* acquire: pairs with the previous holder's release of serving */
     unsigned cur = atomic_load_explicit(&l->serving, memory_order_acquire);
     unsigned expected = cur;
     /* free exactly when no ticket beyond the one being served was taken */
     return atomic_compare_exchange_strong_explicit(&l->next, &expected, cur + 1,
-                                                   memory_order_relaxed,
-                                                   memory_order_relaxed);
+                                                   memory_order_relaxed, memory_order_relaxed);
 }
 
-static inline void cx_ticket_release(cx_ticket_lock_t *l)
+static inline void cx_ticket_release(cx_ticket_lock_t * l)
 {
     /* only the holder writes serving */
     unsigned cur = atomic_load_explicit(&l->serving, memory_order_relaxed);

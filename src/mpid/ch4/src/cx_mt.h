@@ -48,7 +48,7 @@ typedef struct {
 /* One operation handed to another thread: queued (LockQ, heap) or announced
  * (CSync, the issuer's stack). */
 typedef struct MPIDI_CX_descr {
-    struct MPIDI_CX_descr *next_issued;         /* LockQ: the VCI's list of issued proxies */
+    struct MPIDI_CX_descr *next_issued; /* LockQ: the VCI's list of issued proxies */
     int op;
     int vci;
     const void *send_buf;
@@ -104,7 +104,7 @@ extern _Thread_local cx_test_backoff_t MPIDI_CX_test_backoff;
 
 #define MPIDI_CX_MT MPIDI_CX_global.model
 
-int MPIDI_CX_init(bool * consumed);
+int MPIDI_CX_init(bool *consumed);
 int MPIDI_CX_init_vcis(void);
 void MPIDI_CX_finalize(void);
 int MPIDI_CX_wait_reactivated(MPID_Progress_state * state);
@@ -129,6 +129,7 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_yield(void)
     if (unlikely(MPIDI_CX_rank_yield_on))
         MPIDI_CX_rank_yield_now();
 }
+
 void MPIDI_CX_resolve_issued(int vci);
 int MPIDI_CX_cancel(MPIR_Request * req);
 bool MPIDI_CX_progress_trylock_failed(int vci, int wait);
@@ -148,7 +149,7 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_issue_tryenter(int vci)
 MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_lockq_fast_enter(int vci)
 {
     if (unlikely(MPIDI_CX_global.force_trylock_fail))
-        return false;           /* the slow path applies the debug CVAR */
+        return false;   /* the slow path applies the debug CVAR */
     if (!MPIDU_CX_cs_tryenter_first(&MPIDI_VCI(vci).lock))
         return false;
     if (likely(!cx_lockq_pending(MPIDI_CX_global.queues[vci])))

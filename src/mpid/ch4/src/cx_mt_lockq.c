@@ -269,7 +269,7 @@ int MPIDI_CX_cancel(MPIR_Request * req)
  * takes the lock blocking at once, sleeping in the lock as MPICH's waiters
  * do: spinning through the backoff, it would keep the holder from running
  * whenever threads outnumber cores. */
-#define TEST_MAX_DELAY 1024    /* MPI_Test calls skipped between try-locks, at most */
+#define TEST_MAX_DELAY 1024     /* MPI_Test calls skipped between try-locks, at most */
 
 bool MPIDI_CX_progress_trylock_failed(int vci, int wait)
 {

@@ -29,6 +29,7 @@ static cx_reactivation_t react;
 static atomic_ulong wait_yields;        /* yields of threads polling in auto */
 static pthread_mutex_t react_mutex = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local waiter_t thread_waiter = {.kind = -1 };
+
 /* this thread's registered waits under way, and whether it serves: a
  * wait nested in a poll of an outer one polls, never sleeps */
 static _Thread_local cx_reactivation_self_t thread_self;
@@ -124,7 +125,7 @@ static void react_unlock(void *m)
 }
 
 /* One poll of every VCI, as a blocking wait does it (low priority entry). */
-static int poll_all_vcis(bool * made_progress)
+static int poll_all_vcis(bool *made_progress)
 {
     MPID_Progress_state ps;
     MPIDI_progress_state_init(&ps);
@@ -143,7 +144,7 @@ static int poll_all_vcis(bool * made_progress)
  * MPIR_CVAR_CH4_CX_SERVER_PARK, it parks until a core has nothing else to
  * run (cx_park.h), and yields while parks time out.  True when it went to
  * SCHED_IDLE. */
-static bool pause_as_server(cx_server_sched_t * sched, bool * checked)
+static bool pause_as_server(cx_server_sched_t * sched, bool *checked)
 {
     if (MPIDI_CX_global.server_idle && !*checked) {
         /* the policy is read once per wait; the watchdog started once */
@@ -167,7 +168,7 @@ static bool pause_as_server(cx_server_sched_t * sched, bool * checked)
     }
     cx_idle_watchdog_arm(&watchdog, thread_tid);
     bool idle = cx_server_sched_idle(sched);
-    cx_yield();                 /* the move alone need not reschedule */
+    cx_yield(); /* the move alone need not reschedule */
     if (!cx_server_sched_restore(sched)) {
         /* the probe at MPI_Init said this move back is allowed */
         MPIDI_CX_global.server_idle = false;
@@ -396,11 +397,10 @@ int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
         pthread_mutex_unlock(&react_mutex); \
     }
 REACT_PVAR_GETTER(get_elections, elections)
-REACT_PVAR_GETTER(get_counted, counted_wakeups)
-REACT_PVAR_GETTER(get_forced, forced_wakeups)
-REACT_PVAR_GETTER(get_timeouts, handover_timeouts)
-REACT_PVAR_GETTER(get_stall_polls, stall_polls)
-
+    REACT_PVAR_GETTER(get_counted, counted_wakeups)
+    REACT_PVAR_GETTER(get_forced, forced_wakeups)
+    REACT_PVAR_GETTER(get_timeouts, handover_timeouts)
+    REACT_PVAR_GETTER(get_stall_polls, stall_polls)
 static void get_idle_tenures(void *addr, void *obj, int count, void *buf)
 {
     *(unsigned long long *) buf = atomic_load_explicit(&idle_tenures, memory_order_relaxed);
@@ -417,9 +417,8 @@ static void get_idle_kicks(void *addr, void *obj, int count, void *buf)
         *(unsigned long long *) buf = atomic_load_explicit(&park.field_, memory_order_relaxed); \
     }
 PARK_PVAR_GETTER(get_parks, parks)
-PARK_PVAR_GETTER(get_park_rings, rings)
-PARK_PVAR_GETTER(get_park_timeouts, timeouts)
-
+    PARK_PVAR_GETTER(get_park_rings, rings)
+    PARK_PVAR_GETTER(get_park_timeouts, timeouts)
 static void get_wait_yields(void *addr, void *obj, int count, void *buf)
 {
     *(unsigned long long *) buf = atomic_load_explicit(&wait_yields, memory_order_relaxed);
@@ -429,7 +428,7 @@ void MPIDI_CX_reactivation_register_pvars(void)
 {
     static const struct {
         const char *name;
-        void (*get) (void *, void *, int, void *);
+        void (*get)(void *, void *, int, void *);
         const char *desc;
     } pvars[] = {
         {"cx_server_elections", get_elections,

@@ -201,8 +201,7 @@ const char *MPIDI_CX_mt_describe(void)
 {
     static char buf[80];
     snprintf(buf, sizeof(buf), "model %s, VCI lock %s, wait %s", MPIDI_CX_global.model_name,
-             MPIDU_CX_lock_name(MPIDI_CX_global.lock_kind),
-             wait_kinds[MPIDI_CX_global.wait_kind]);
+             MPIDU_CX_lock_name(MPIDI_CX_global.lock_kind), wait_kinds[MPIDI_CX_global.wait_kind]);
     return buf;
 }
 
@@ -224,7 +223,7 @@ static bool server_waits_beside_sleepers(void)
  * (auto or yes, beside sleeping waiters); an error for a bad value, and for
  * yes beside spinning ones.  *required: yes, so that the caller's own
  * condition fails MPI_Init too. */
-static int server_setting(const char *cvar, const char *v, bool * required, bool * on)
+static int server_setting(const char *cvar, const char *v, bool *required, bool *on)
 {
     *required = !strcasecmp(v, "yes");
     *on = false;
@@ -282,7 +281,7 @@ static int server_park_init(void)
 
 /* Reads the model and lock CVARs.  *consumed tells the caller (CH4's own
  * runtime selection) that the model name was one of ours. */
-int MPIDI_CX_init(bool * consumed)
+int MPIDI_CX_init(bool *consumed)
 {
     int mpi_errno = MPI_SUCCESS;
     const char *name = MPIR_CVAR_CH4_MT_MODEL;
@@ -367,12 +366,12 @@ int MPIDI_CX_init(bool * consumed)
         MPIDI_CX_global.lock_kind = MPIDU_CX_LOCK_DSM;
 
     mpi_errno = MPIDI_CX_cvar_positive("MPIR_CVAR_CH4_CX_MAX_COMBINE", MPIR_CVAR_CH4_CX_MAX_COMBINE,
-                              &MPIDI_CX_global.max_combine);
+                                       &MPIDI_CX_global.max_combine);
     if (mpi_errno)
         return mpi_errno;
     mpi_errno = MPIDI_CX_cvar_positive("MPIR_CVAR_CH4_CX_TEST_MAX_FAILURES",
-                              MPIR_CVAR_CH4_CX_TEST_MAX_FAILURES,
-                              &MPIDI_CX_global.test_max_failures);
+                                       MPIR_CVAR_CH4_CX_TEST_MAX_FAILURES,
+                                       &MPIDI_CX_global.test_max_failures);
     if (mpi_errno)
         return mpi_errno;
     if (MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL < 0 || MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL > 100)
@@ -501,10 +500,9 @@ static unsigned long long pvar_sum(int which)
     static void name_(void *addr, void *obj, int count, void *buf) \
     { *(unsigned long long *) buf = pvar_sum(which_); }
 PVAR_GETTER(get_enqueued, 0)
-PVAR_GETTER(get_combined, 1)
-PVAR_GETTER(get_batches, 2)
-PVAR_GETTER(get_trylock_failures, 3)
-
+    PVAR_GETTER(get_combined, 1)
+    PVAR_GETTER(get_batches, 2)
+    PVAR_GETTER(get_trylock_failures, 3)
 static void register_pvars(void)
 {
     static int done;

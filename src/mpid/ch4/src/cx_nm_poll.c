@@ -70,7 +70,7 @@ long long MPIDI_CX_nm_poll_clock(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec + 1;      /* never 0 */
+    return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec + 1;       /* never 0 */
 }
 
 int MPIDI_CX_nm_poll_init(void)
@@ -100,9 +100,8 @@ int MPIDI_CX_nm_poll_init(void)
         *(unsigned long long *) buf = sum;                              \
     }
 NM_POLL_PVAR_GETTER(get_skipped, skipped_total)
-NM_POLL_PVAR_GETTER(get_quiet_skipped, quiet_skipped_total)
-NM_POLL_PVAR_GETTER(get_idle_pauses, idle_pauses_total)
-
+    NM_POLL_PVAR_GETTER(get_quiet_skipped, quiet_skipped_total)
+    NM_POLL_PVAR_GETTER(get_idle_pauses, idle_pauses_total)
 void MPIDI_CX_nm_poll_register_pvars(void)
 {
     MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,

@@ -59,7 +59,8 @@ static int n_matchers;          /* initialized, from VCI 0 on */
 int MPIDIG_cx_recvq_init(void)
 {
     int mpi_errno = MPI_SUCCESS;
-    const char *v = MPIR_CVAR_CH4_CX_MATCHING[0] ? MPIR_CVAR_CH4_CX_MATCHING : MPIDIG_CX_DEFAULT_MATCHING;
+    const char *v =
+        MPIR_CVAR_CH4_CX_MATCHING[0] ? MPIR_CVAR_CH4_CX_MATCHING : MPIDIG_CX_DEFAULT_MATCHING;
     bool hash;
 
     if (!strcasecmp(v, "hash"))
@@ -158,12 +159,11 @@ static unsigned long long stat_sum(int which)
     static void name_(void *addr, void *obj, int count, void *buf) \
     { *(unsigned long long *) buf = stat_sum(which_); }
 MATCH_PVAR_GETTER(get_posted, 0)
-MATCH_PVAR_GETTER(get_unexp, 1)
-MATCH_PVAR_GETTER(get_max_chain, 2)
-MATCH_PVAR_GETTER(get_entries, 3)
-MATCH_PVAR_GETTER(get_buckets, 4)
-MATCH_PVAR_GETTER(get_migrations, 5)
-
+    MATCH_PVAR_GETTER(get_unexp, 1)
+    MATCH_PVAR_GETTER(get_max_chain, 2)
+    MATCH_PVAR_GETTER(get_entries, 3)
+    MATCH_PVAR_GETTER(get_buckets, 4)
+    MATCH_PVAR_GETTER(get_migrations, 5)
 /* Requests the pools have allocated, in use or free for reuse: what the
  * queues can hold (patch 0012 lets a pool grow past MPICH's 262144). */
 static void get_requests_allocated(void *addr, void *obj, int count, void *buf)
@@ -179,7 +179,7 @@ static void register_pvars(void)
     static const struct {
         const char *name;
         int klass;
-        void (*get) (void *, void *, int, void *);
+        void (*get)(void *, void *, int, void *);
         const char *desc;
     } pvars[] = {
         {"cx_match_posted", MPI_T_PVAR_CLASS_LEVEL, get_posted,

@@ -46,7 +46,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDIG_cx_unexp_buf_alloc(int vci, MPI_Aint data_sz
 MPL_STATIC_INLINE_PREFIX void MPIDIG_cx_unexp_buf_free(int vci, MPI_Aint data_sz, void *buf)
 {
     if (!buf)
-        return;         /* an empty message has no buffer */
+        return; /* an empty message has no buffer */
     MPIDU_genq_private_pool_free_cell(MPIDIG_cx_unexp_is_small(data_sz) ?
                                       MPIDIG_cx_unexp_buf[vci].pool :
                                       MPIDI_global.per_vci[vci].unexp_pack_buf_pool, buf);

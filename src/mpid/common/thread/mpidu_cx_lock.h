@@ -55,7 +55,7 @@ typedef struct MPIDU_cx_lock {
     /* LockQ: operations whose issuing thread failed the try-lock; the holder
      * runs them through `drain`.  NULL when the model queues nothing. */
     cx_lockq_t *queue;
-    void (*drain) (struct MPIDU_cx_lock * lock);
+    void (*drain)(struct MPIDU_cx_lock * lock);
     /* counters behind the MPI_T pvars (updated by the lock holder, or relaxed) */
     unsigned long long trylock_failures;
 } MPIDU_cx_lock_t;

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-MPIDI_PIP_global_t MPIDI_PIP_global = { .threshold = SIZE_MAX };
+MPIDI_PIP_global_t MPIDI_PIP_global = {.threshold = SIZE_MAX };
 
 static void register_pvars(void);
 
@@ -59,7 +59,8 @@ int MPIDI_PIP_init_world(void)
     g->n_peers = 0;
     g->same_space = NULL;
     g->world_size = MPIR_Process.size;
-    g->space = (MPIDI_PIP_space_t) { 0, 0 };
+    g->space = (MPIDI_PIP_space_t) {
+    0, 0};
     if (MPIR_CVAR_CH4_CX_PIP_ENABLE)
         g->space = my_space();
 
@@ -124,8 +125,7 @@ const char *MPIDI_PIP_describe(void)
         return MPIR_CVAR_CH4_CX_PIP_ENABLE ? "single copy: no peer task" : "single copy off";
     if (MPIDI_PIP_global.share_chunk)
         snprintf(shared, sizeof(shared), ", shared in %zu-byte chunks%s",
-                 MPIDI_PIP_global.share_chunk,
-                 MPIDI_PIP_global.share_stream ? ", streaming" : "");
+                 MPIDI_PIP_global.share_chunk, MPIDI_PIP_global.share_stream ? ", streaming" : "");
     snprintf(buf, sizeof(buf), "single copy from %zu bytes%s with %d peer tasks",
              MPIDI_PIP_global.threshold, shared, MPIDI_PIP_global.n_peers);
     return buf;
@@ -135,18 +135,17 @@ const char *MPIDI_PIP_describe(void)
     static void name_(void *addr, void *obj, int count, void *buf) \
     { *(unsigned long long *) buf = __atomic_load_n(&MPIDI_PIP_global.field_, __ATOMIC_RELAXED); }
 PIP_PVAR_GETTER(get_copies, copies)
-PIP_PVAR_GETTER(get_bytes, bytes)
-PIP_PVAR_GETTER(get_windows, windows)
-PIP_PVAR_GETTER(get_shared_copies, shared_copies)
-PIP_PVAR_GETTER(get_help_bytes, help_bytes)
-PIP_PVAR_GETTER(get_stream_copies, stream_copies)
-
+    PIP_PVAR_GETTER(get_bytes, bytes)
+    PIP_PVAR_GETTER(get_windows, windows)
+    PIP_PVAR_GETTER(get_shared_copies, shared_copies)
+    PIP_PVAR_GETTER(get_help_bytes, help_bytes)
+    PIP_PVAR_GETTER(get_stream_copies, stream_copies)
 static void register_pvars(void)
 {
     static int registered;
     static const struct {
         const char *name;
-        void (*get) (void *, void *, int, void *);
+        void (*get)(void *, void *, int, void *);
         const char *desc;
     } pvars[] = {
         {"cx_pip_copies", get_copies,

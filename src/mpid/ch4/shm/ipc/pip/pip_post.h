@@ -93,13 +93,13 @@ typedef struct {
     uint8_t *same_space;        /* by world rank: 1 if that rank is a task of this process */
     int world_size;
     int n_peers;                /* local ranks other than this one in this process */
-    MPIDI_PIP_space_t space; /* zero while inactive */
+    MPIDI_PIP_space_t space;    /* zero while inactive */
     unsigned long long copies;  /* single-copy receives, bytes copied, */
     unsigned long long bytes;   /* windows with directly accessed peers */
     unsigned long long windows;
     size_t share_chunk;         /* 0: the receiver copies alone */
     int share_stream;           /* shared copies with non-temporal stores */
-    MPIDI_PIPI_share_list_t shares; /* this rank's sends whose copy it may help with */
+    MPIDI_PIPI_share_list_t shares;     /* this rank's sends whose copy it may help with */
     unsigned long long shared_copies;   /* receiver: copies offered to the sender */
     unsigned long long help_bytes;      /* sender: bytes it copied for its receivers */
     unsigned long long stream_copies;   /* receiver: shared copies made with streaming stores */
@@ -136,13 +136,12 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_PIP_is_my_space(const MPIDI_PIP_space_t * s)
 /* Sender side: the PiP handle for a send of data_sz bytes at vaddr to rank,
  * or MPIDI_IPCI_TYPE__NONE (too small, MPI_BOTTOM, or another process). */
 MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_get_ipc_attr(const void *vaddr, uintptr_t data_sz,
-                                                        int rank, MPIR_Comm * comm,
-                                                        MPIDI_IPCI_ipc_attr_t * ipc_attr)
+                                                     int rank, MPIR_Comm * comm,
+                                                     MPIDI_IPCI_ipc_attr_t * ipc_attr)
 {
     if (data_sz >= MPIDI_PIP_global.threshold && vaddr != MPI_BOTTOM) {
         int lpid = MPIDIU_rank_to_lpid(rank, comm);
-        if (lpid >= 0 && lpid < MPIDI_PIP_global.world_size &&
-            MPIDI_PIP_global.same_space[lpid]) {
+        if (lpid >= 0 && lpid < MPIDI_PIP_global.world_size && MPIDI_PIP_global.same_space[lpid]) {
             ipc_attr->ipc_type = MPIDI_IPCI_TYPE__PIP;
             ipc_attr->ipc_handle.pip.addr = (uintptr_t) vaddr;
             ipc_attr->ipc_handle.pip.share = 0;

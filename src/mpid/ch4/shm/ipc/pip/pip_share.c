@@ -54,7 +54,7 @@ bool MPIDI_PIP_share_copy(uintptr_t share, MPIR_Request * rreq, size_t recv_data
     MPIDI_PIPI_share_t *s = (MPIDI_PIPI_share_t *) share;
     size_t chunks = 0;
     MPIDI_PIPI_share_offer(s, (char *) MPIDIG_REQUEST(rreq, buffer) + true_lb, recv_data_sz,
-                       chunk, MPIDI_PIP_global.share_stream);
+                           chunk, MPIDI_PIP_global.share_stream);
     MPIDI_PIPI_share_work(s, &chunks);
     MPIDI_PIPI_share_wait(s);
     __atomic_fetch_add(&MPIDI_PIP_global.shared_copies, 1, __ATOMIC_RELAXED);

@@ -49,16 +49,16 @@
 typedef struct MPIDI_PIPI_share {
     /* the sender's, set at open */
     const char *src;
-    struct MPIDI_PIPI_share *prev, *next;   /* the sender's list */
+    struct MPIDI_PIPI_share *prev, *next;       /* the sender's list */
     /* the receiver's, set before READY and read-only after */
     char *dst;
     size_t size, min_chunk;
     int stream;                 /* copy with non-temporal stores */
     int state;
     /* bytes taken and bytes copied: both sides write them, so a line apart */
-    size_t taken __attribute__ ((aligned(64)));
+    size_t taken __attribute__((aligned(64)));
     size_t done;
-} __attribute__ ((aligned(64))) MPIDI_PIPI_share_t;
+} __attribute__((aligned(64))) MPIDI_PIPI_share_t;
 
 typedef struct {
     MPIDI_PIPI_share_t *head;
@@ -117,7 +117,7 @@ static inline size_t MPIDI_PIPI_share_next_chunk(size_t rem, size_t min_chunk)
  * message when the receive is truncated); min_chunk > 0; stream: both
  * copiers use non-temporal stores. */
 static inline void MPIDI_PIPI_share_offer(MPIDI_PIPI_share_t * s, void *dst, size_t size,
-                                      size_t min_chunk, int stream)
+                                          size_t min_chunk, int stream)
 {
     s->dst = (char *) dst;
     s->size = size;
@@ -129,7 +129,7 @@ static inline void MPIDI_PIPI_share_offer(MPIDI_PIPI_share_t * s, void *dst, siz
 /* Either side: copy chunks until none is left; returns the bytes this call
  * copied and adds the chunks to *chunks.  The helper calls it only once
  * MPIDI_PIPI_share_ready() said so (that load orders the offer before this). */
-static inline size_t MPIDI_PIPI_share_work(MPIDI_PIPI_share_t * s, size_t * chunks)
+static inline size_t MPIDI_PIPI_share_work(MPIDI_PIPI_share_t * s, size_t *chunks)
 {
     size_t bytes = 0;
     size_t off = __atomic_load_n(&s->taken, __ATOMIC_RELAXED);
@@ -215,7 +215,7 @@ static inline void MPIDI_PIPI_share_remove(MPIDI_PIPI_share_list_t * l, MPIDI_PI
 
 /* Sender, from its progress loop: copy what its receivers offered.  Cheap
  * when nothing is listed; skips if another thread of the sender helps. */
-static inline size_t MPIDI_PIPI_share_help(MPIDI_PIPI_share_list_t * l, size_t * chunks)
+static inline size_t MPIDI_PIPI_share_help(MPIDI_PIPI_share_list_t * l, size_t *chunks)
 {
     size_t bytes = 0;
     if (!__atomic_load_n(&l->head, __ATOMIC_RELAXED))
