@@ -1,4 +1,5 @@
 #!/bin/sh
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Generate the top-level configure (our own, not MPICH's: that one is
 # regenerated inside the assembled tree by scripts/assemble).
 set -e

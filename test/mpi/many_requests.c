@@ -4,7 +4,7 @@
  *
  * More outstanding requests than MPICH 4.0.2's request pool holds (256 blocks
  * of 1024: 262144).  MPICH-CX's pool grows its blocks to 4096 requests
- * (patch 0014), so it holds 1043456 at once.
+ * (patch cx-request-capacity), so it holds 1043456 at once.
  *
  *   many_requests hold [N]   (2 ranks) rank 1 posts N receives with distinct
  *       tags (default 300000), rank 0 sends their messages in the reverse

@@ -2,7 +2,7 @@
  * Copyright (C) MPICH-CX contributors.
  * See COPYRIGHT in top-level directory
  *
- * MPI matching semantics through MPIDIG's queues (README "Tag matching";
+ * MPI matching semantics through MPIDIG's queues (doc/user/matching.md;
  * run with MPIR_CVAR_CH4_CX_MATCHING=hash and =list, over shared memory and over
  * the OFI active-message path):
  *   1. all 24 posting orders of (s,t), (ANY,t), (s,ANY), (ANY,ANY): four

@@ -72,7 +72,7 @@ static void *send_self_later(void *p)
     return NULL;
 }
 
-/* How blocked threads wait here (README, "How blocked threads wait"). */
+/* How blocked threads wait here (doc/user/thread-safety.md, "How blocked threads wait"). */
 static const char *expected_wait(void)
 {
     const char *w = getenv("MPIR_CVAR_CH4_CX_WAIT");

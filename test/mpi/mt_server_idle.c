@@ -3,7 +3,7 @@
  * See COPYRIGHT in top-level directory
  *
  * The selective-reactivation server between its polls, at SCHED_IDLE or
- * parked until a core goes idle (README, "How blocked threads wait";
+ * parked until a core goes idle (doc/user/thread-safety.md, "How blocked threads wait";
  * MPIR_CVAR_CH4_CX_SERVER_IDLE and _PARK), under LockQ's auto waits:
  *   1. windows: T threads per rank exchange windows of messages, more
  *      threads than the rank's share of cores, so that waiters sleep and a
@@ -14,7 +14,7 @@
  *      their messages late.  An idle server gets no core then: the receives
  *      must still complete (the watchdog moves the server back after a
  *      millisecond; a parked server polls at least every millisecond);
- *      within 2 s, where they take 1-120 ms here (README).
+ *      within 2 s, where they take 1-120 ms here (doc/performance.md).
  *   mt_server_idle idle|normal park|nopark: whether cx_server_idle_tenures
  *   must be positive (the server moved to SCHED_IDLE) or 0, and whether
  *   rank 1's server parked and was rung (cx_server_parks, _park_rings) or

@@ -3,7 +3,7 @@
  * See COPYRIGHT in top-level directory
  *
  * A thread blocked in MPI gives its core to a thread beside it that has work
- * (README, "Yielding for real": auto waits yield for real once their polls
+ * (doc/user/thread-safety.md, "How blocked threads wait": auto waits yield for real once their polls
  * have found nothing for MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER, where MPICH's
  * MPL_thread_yield does nothing on Linux).
  *

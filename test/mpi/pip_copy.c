@@ -2,7 +2,7 @@
  * Copyright (C) MPICH-CX contributors.
  * See COPYRIGHT in top-level directory
  *
- * PiP single-copy transfers (README "PiP", src/mpid/ch4/shm/ipc/pip).
+ * PiP single-copy transfers (doc/user/pip.md, src/mpid/ch4/shm/ipc/pip).
  * Ranks pair up (r, r^1).  Each rank learns which ranks are tasks of its own
  * process from the kernel's process id (syscall, not the per-task getpid)
  * and from that, and MPIR_CVAR_CH4_CX_PIP_ENABLE, works out how many

@@ -2,12 +2,12 @@
  * MPICH-CX PiP: reading a program before it is loaded as a task.
  *
  * A PiP task is the user's program loaded with dlmopen into a namespace of
- * its own inside one hosting process (shared/DESIGN.md, "PiP on a stock C
- * library").  That works for a dynamically linked position-independent
- * executable without copy relocations (compiled -fPIC, linked -pie
- * -rdynamic: what mpich-cx's mpicc does), and glibc refuses to dlopen one
- * whose DT_FLAGS_1 has DF_1_PIE.  So the file is read into memory, checked,
- * and the bit is cleared in that copy; the user's file is never modified.
+ * its own inside one hosting process.  That works for a dynamically linked
+ * position-independent executable without copy relocations (compiled -fPIC,
+ * linked -pie -rdynamic: what mpich-cx's mpicc does), and glibc refuses to
+ * dlopen one whose DT_FLAGS_1 has DF_1_PIE.  So the file is read into
+ * memory, checked, and the bit is cleared in that copy; the user's file is
+ * never modified.
  *
  * No MPI dependency (unit-tested standalone).
  */

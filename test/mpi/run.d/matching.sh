@@ -2,7 +2,7 @@
 # Sourced by test/mpi/run: tag matching, more outstanding requests than
 # MPICH's pool holds, and the unexpected-message buffers.
 
-# Tag matching (README "Tag matching"): MPI's matching rules through MPIDIG's
+# Tag matching (doc/user/matching.md): MPI's matching rules through MPIDIG's
 # queues, constant-time (hash, the default: short lists up to 64, always the
 # tables, and moves into the tables past 2) and MPICH's lists, over shared
 # memory and over OFI's active-message path (tagged messages off).
@@ -15,9 +15,10 @@ for mm in hash hash-tables hash-moves list; do
     run_ok "mpi/match-$mm/match_order" match_order "${menv[@]}"
     run_ok "mpi/match-$mm/match_order-ofi-am" match_order "${menv[@]}" "${T_OFI_AM_ENV[@]}"
 done
-# More outstanding requests than MPICH's pool holds (patch 0012): 300000
-# receives queued at once, posted first and unexpected first, over shared
-# memory and OFI's active-message path; and running out names the limit.
+# More outstanding requests than MPICH's pool holds (patch
+# cx-request-capacity): 300000 receives queued at once, posted first and
+# unexpected first, over shared memory and OFI's active-message path; and
+# running out names the limit.
 run_ok mpi/many-requests many_requests
 run_ok mpi/many-requests-ofi-am many_requests "${T_OFI_AM_ENV[@]}"
 t_run mpi/many-requests-exhaust 60 bash -c 'out=$("$@" 2>&1) && { echo "$out"; echo "ran out of requests without failing"; exit 1; }

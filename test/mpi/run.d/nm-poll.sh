@@ -1,6 +1,6 @@
 # Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Sourced by test/mpi/run: netmod polls skipped while shared memory delivers
-# (README "Netmod polls while shared memory delivers"): 4 ranks as two
+# (doc/user/nm-poll-skip.md): 4 ranks as two
 # pretend nodes, so both transports carry traffic at once.
 nm_skip() {   # NAME ARG ENV...
     local name=$1 arg=$2; shift 2

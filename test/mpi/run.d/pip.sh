@@ -6,7 +6,7 @@ bad_cvar mpi/cvar/bad-pip-enable MPIR_CVAR_CH4_CX_PIP_ENABLE 2 "Invalid value '2
 bad_cvar mpi/cvar/bad-pip-stream MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM maybe "Unable to parse environment variable (MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM)"
 bad_cvar mpi/cvar/bad-pip-share-chunk MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK -3 "Invalid value '-3' of MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK; valid values: a chunk size in bytes, or 0 for no sharing"
 
-# PiP (README "PiP"): mpiexec -pip (or HYDRA_PIP=1) starts the ranks of a node
+# PiP (doc/user/pip.md): mpiexec -pip (or HYDRA_PIP=1) starts the ranks of a node
 # as tasks of mpich-cx-piphost processes, up to 15 each.
 if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     # pip_run NAME TIMEOUT CHECK-SCRIPT MPIEXEC-ARGS...: the script sees $out, $rc

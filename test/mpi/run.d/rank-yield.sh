@@ -1,6 +1,6 @@
 # Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
-# Sourced by test/mpi/run: more ranks than cores (README "Ranks that
-# outnumber their cores"). Waits yield, so 1000 small allreduces and barriers
+# Sourced by test/mpi/run: more ranks than cores (doc/user/rank-yield.md).
+# Waits yield, so 1000 small allreduces and barriers
 # on 4 ranks and 2 cores take well under a second, where MPICH's spinning
 # waits take about 8 s; with every rank on a core of its own nothing yields;
 # never keeps MPICH's way.

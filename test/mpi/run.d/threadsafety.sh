@@ -1,6 +1,6 @@
 # Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
-# Sourced by test/mpi/run: the thread-safety models (README "Thread-safety
-# models"), each configuration of test/lib.sh's T_MODELS in a runtime build.
+# Sourced by test/mpi/run: the thread-safety models (doc/user/thread-safety.md),
+# each configuration of test/lib.sh's T_MODELS in a runtime build.
 
 # Ordering across threads with half of LockQ's issue try-locks failed on
 # purpose, liveness of queued operations with all of them failed, and
@@ -13,7 +13,7 @@ for m in "${models[@]}"; do
     run_ok "mpi/$label/mt_liveness" mt_liveness "${menv[@]}" MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL=100
     run_ok "mpi/$label/mt_reactivation" mt_reactivation "${menv[@]}"
     run_ok "mpi/$label/rma_sync_drain" "rma_sync_drain acc flush 4 500" "${menv[@]}"
-    # LockQ over MCS convoys when oversubscribed (README, Thread-safety models):
+    # LockQ over MCS convoys when oversubscribed (doc/user/thread-safety.md):
     # it finishes, in about a minute; the stress runs cover LockQ over the mutex.
     [ "$label" = lockq-mcs ] && continue
     run_ok "mpi/$label/mt_stress-8" "mt_stress 8" "${menv[@]}"

@@ -4,7 +4,8 @@
  *
  * cx_yield and cx_wait_yield_due (cx_sync_common.h): a thread that polls in
  * vain and yields leaves its core to a thread beside it that has work,
- * which MPICH-CX's auto waits rely on (README, "Yielding for real").
+ * which MPICH-CX's auto waits rely on (doc/user/thread-safety.md,
+ * "Yielding for real").
  *
  *     test_yield rules|sibling
  *

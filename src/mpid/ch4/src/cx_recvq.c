@@ -165,7 +165,8 @@ MATCH_PVAR_GETTER(get_posted, 0)
     MATCH_PVAR_GETTER(get_buckets, 4)
     MATCH_PVAR_GETTER(get_migrations, 5)
 /* Requests the pools have allocated, in use or free for reuse: what the
- * queues can hold (patch 0012 lets a pool grow past MPICH's 262144). */
+ * queues can hold (patch cx-request-capacity lets a pool grow past
+ * MPICH's 262144). */
 static void get_requests_allocated(void *addr, void *obj, int count, void *buf)
 {
     unsigned long long v = 0;

@@ -22,9 +22,9 @@
  * With streaming on (the receiver's choice, MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM)
  * both copiers write the destination with non-temporal stores, which do not
  * need the destination's lines in their cache: writing lines that the other
- * core holds (a buffer it read or sent before) costs 4-12x a plain copy on
- * the 2-core build machine, streaming costs the same whatever the lines'
- * state, at the price of leaving the data in memory (README, PiP).
+ * core holds (a buffer it read or sent before) costs several times a plain
+ * copy, streaming costs the same whatever the lines' state, at the price of
+ * leaving the data in memory (doc/design/pip-single-copy.md).
  *
  * Chunks shrink as the message is used up (guided self-scheduling, each
  * chunk a quarter of what is left: half of a fair share for two copiers),
