@@ -127,7 +127,8 @@ int main(int argc, char **argv)
         double took = MPI_Wtime() - start;
         for (int h = 0; h < cores; h++)
             pthread_join(hogs[h], NULL);
-        printf("# %d receives under %d spinning threads took %.3f s\n", nthreads, cores, took);
+        fprintf(stderr, "# %d receives under %d spinning threads took %.3f s\n", nthreads, cores,
+                took);
         MT_CHECK(took < 2.0, "%d receives under %d spinning threads took %.3f s", nthreads,
                  cores, took);
     } else {
@@ -142,7 +143,7 @@ int main(int argc, char **argv)
     long long tenures = mt_pvar_read("cx_server_idle_tenures");
     long long elections = mt_pvar_read("cx_server_elections");
     long long kicks = mt_pvar_read("cx_server_idle_kicks");
-    printf("# rank %d: cx_server_elections %lld, cx_server_idle_tenures %lld, "
+    fprintf(stderr, "# rank %d: cx_server_elections %lld, cx_server_idle_tenures %lld, "
            "cx_server_idle_kicks %lld\n", rank, elections, tenures, kicks);
     if (!strcmp(argv[1], "idle")) {
         /* rank 1's receivers crowd it in part 2; rank 0 may never crowd */
@@ -155,7 +156,7 @@ int main(int argc, char **argv)
     long long parks = mt_pvar_read("cx_server_parks");
     long long rings = mt_pvar_read("cx_server_park_rings");
     long long ptimeouts = mt_pvar_read("cx_server_park_timeouts");
-    printf("# rank %d: cx_server_parks %lld, cx_server_park_rings %lld, "
+    fprintf(stderr, "# rank %d: cx_server_parks %lld, cx_server_park_rings %lld, "
            "cx_server_park_timeouts %lld\n", rank, parks, rings, ptimeouts);
     MT_CHECK(parks == rings + ptimeouts, "%lld parks, %lld rung and %lld timed out", parks, rings,
              ptimeouts);
