@@ -84,7 +84,8 @@ static int parse_list(const char *name, const char *opt, const char *s, long *ou
             die_usage(name, "empty range '%s' for --%s", s, opt);
         for (long v = a; v <= b; v = v ? v * 2 : 1) {
             if (n == BENCH_MAX_LIST)
-                die_usage(name, "range '%s' for --%s has more than %d values", s, opt, BENCH_MAX_LIST);
+                die_usage(name, "range '%s' for --%s has more than %d values", s, opt,
+                          BENCH_MAX_LIST);
             out[n++] = v;
         }
         return n;
@@ -140,17 +141,39 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
     opterr = 0;
     while ((c = getopt_long(*argc, *argv, "", longopts, NULL)) != -1) {
         switch (c) {
-            case 'i': o->iters = (int) parse_long(name, "iters", optarg, 1, INT_MAX); break;
-            case 'u': o->warmup = (int) parse_long(name, "warmup", optarg, 0, INT_MAX); break;
-            case 't': o->threads = (int) parse_long(name, "threads", optarg, 1, 1024); break;
-            case 'w': o->window = (int) parse_long(name, "window", optarg, 1, 1 << 20); break;
-            case 's': o->nsizes = parse_list(name, "sizes", optarg, o->sizes); break;
-            case 'n': o->ncounts = parse_list(name, "counts", optarg, o->counts); break;
-            case 'C': o->per_thread_comm = 1; break;
-            case 'T': o->per_thread_comm = 0; break;
-            case 'o': o->order = one_of(name, "order", optarg, orders); break;
-            case 'a': o->wildcard = one_of(name, "wildcard", optarg, wildcards); break;
-            case 'r': o->seed = (unsigned) parse_long(name, "seed", optarg, 0, UINT_MAX); break;
+            case 'i':
+                o->iters = (int) parse_long(name, "iters", optarg, 1, INT_MAX);
+                break;
+            case 'u':
+                o->warmup = (int) parse_long(name, "warmup", optarg, 0, INT_MAX);
+                break;
+            case 't':
+                o->threads = (int) parse_long(name, "threads", optarg, 1, 1024);
+                break;
+            case 'w':
+                o->window = (int) parse_long(name, "window", optarg, 1, 1 << 20);
+                break;
+            case 's':
+                o->nsizes = parse_list(name, "sizes", optarg, o->sizes);
+                break;
+            case 'n':
+                o->ncounts = parse_list(name, "counts", optarg, o->counts);
+                break;
+            case 'C':
+                o->per_thread_comm = 1;
+                break;
+            case 'T':
+                o->per_thread_comm = 0;
+                break;
+            case 'o':
+                o->order = one_of(name, "order", optarg, orders);
+                break;
+            case 'a':
+                o->wildcard = one_of(name, "wildcard", optarg, wildcards);
+                break;
+            case 'r':
+                o->seed = (unsigned) parse_long(name, "seed", optarg, 0, UINT_MAX);
+                break;
             case 'p':
                 if (!o->peer)
                     die_usage(name, "--peer is not an option of %s", name);
@@ -161,9 +184,14 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
                     die_usage(name, "--buffers is not an option of %s", name);
                 o->buffers = one_of(name, "buffers", optarg, buffers);
                 break;
-            case 'q': o->quick = 1; break;
-            case 'h': usage(name, stdout); exit(0);
-            default: die_usage(name, "unknown option '%s'", (*argv)[optind - 1]);
+            case 'q':
+                o->quick = 1;
+                break;
+            case 'h':
+                usage(name, stdout);
+                exit(0);
+            default:
+                die_usage(name, "unknown option '%s'", (*argv)[optind - 1]);
         }
     }
     if (optind < *argc)
@@ -215,7 +243,7 @@ void bench_print_header(const bench_opts_t * o, const char *params)
     /* The whole version string, one '#' line per line: the comparison runner
      * checks from it that the intended library was loaded. */
     for (char *line = strtok(version, "\n"); line; line = strtok(NULL, "\n"))
-        if (strncmp(line, "MPICH configure", 15) != 0)      /* long and noisy */
+        if (strncmp(line, "MPICH configure", 15) != 0)  /* long and noisy */
             printf("# library: %s\n", line);
     printf("# bench: %s\n# ranks: %d\n# params: %s\n", o->name, o->nranks, params);
 #ifdef CX_HAVE_PAPI
@@ -297,7 +325,7 @@ static void *thread_main(void *p)
     return NULL;
 }
 
-void bench_run_threads(const bench_opts_t * o, void (*fn) (bench_thread_ctx_t *), void *arg,
+void bench_run_threads(const bench_opts_t * o, void (*fn)(bench_thread_ctx_t *), void *arg,
                        bench_thread_ctx_t * ctx)
 {
     int n = o->threads;
@@ -306,8 +334,8 @@ void bench_run_threads(const bench_opts_t * o, void (*fn) (bench_thread_ctx_t *)
     pthread_barrier_init(&barrier, NULL, (unsigned) n);
     for (int t = 0; t < n; t++) {
         ctx[t] = (bench_thread_ctx_t) {
-        .o = o,.index = t,.tag = o->per_thread_comm ? 0 : t,
-                .comm = MPI_COMM_WORLD,.barrier = &barrier,.arg = arg,.fn = fn};
+        .o = o,.index = t,.tag = o->per_thread_comm ? 0 : t,.comm = MPI_COMM_WORLD,.barrier =
+                &barrier,.arg = arg,.fn = fn};
         /* Collective: every thread's communicator is made before any starts. */
         if (o->per_thread_comm)
             MPI_Comm_dup(MPI_COMM_WORLD, &ctx[t].comm);

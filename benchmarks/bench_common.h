@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #define BENCH_MAX_LIST 64
-#define BENCH_MAX_VALUE (1L << 30)  /* sizes (bytes) and counts: at most 1 Gi */
+#define BENCH_MAX_VALUE (1L << 30)      /* sizes (bytes) and counts: at most 1 Gi */
 
 typedef struct {
     const char *name;           /* benchmark name, first CSV column */
@@ -54,7 +54,7 @@ void bench_row(const bench_opts_t * o, const char *bcase, long x, const char *me
                double value, const char *unit);
 
 /* Abort all ranks with a message (for checks inside the timed code). */
-void bench_fail(const char *fmt, ...) __attribute__ ((format(printf, 1, 2), noreturn));
+void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* Hardware counters (PAPI, when built --with-papi): instructions retired by the
  * calling thread between start and stop; returns -1 when unavailable. */
@@ -77,10 +77,10 @@ typedef struct bench_thread_ctx {
     void *barrier;              /* pthread_barrier_t *, for bench_thread_barrier */
     void *arg;                  /* the benchmark's own per-run argument */
     double result;              /* the benchmark's per-thread result */
-    void (*fn) (struct bench_thread_ctx *);     /* what the thread runs */
+    void (*fn)(struct bench_thread_ctx *);      /* what the thread runs */
 } bench_thread_ctx_t;
 
-void bench_run_threads(const bench_opts_t * o, void (*fn) (bench_thread_ctx_t *), void *arg,
+void bench_run_threads(const bench_opts_t * o, void (*fn)(bench_thread_ctx_t *), void *arg,
                        bench_thread_ctx_t * ctx /* o->threads entries, filled in */);
 void bench_thread_barrier(bench_thread_ctx_t * ctx);
 

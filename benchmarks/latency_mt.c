@@ -46,8 +46,8 @@ static void thread_fn(bench_thread_ctx_t * c)
 
 int main(int argc, char **argv)
 {
-    bench_opts_t o = {.name = "latency_mt", .iters = 2000, .warmup = 100, .threads = 1,
-        .window = 1, .per_thread_comm = 1, .wildcard = "none", .order = "posted-first"
+    bench_opts_t o = {.name = "latency_mt",.iters = 2000,.warmup = 100,.threads = 1,
+        .window = 1,.per_thread_comm = 1,.wildcard = "none",.order = "posted-first"
     };
     bench_init(&argc, &argv, &o, MPI_THREAD_MULTIPLE);
     if (o.nsizes == 0) {

@@ -44,30 +44,128 @@ static struct {
     cx_hclhub_lock_t hclhub;
 } locks;
 
-static int mutex_init(void) { return pthread_mutex_init(&locks.mutex, NULL); }
-static void mutex_acquire(void) { pthread_mutex_lock(&locks.mutex); }
-static void mutex_release(void) { pthread_mutex_unlock(&locks.mutex); }
-static int ticket_init(void) { cx_ticket_init(&locks.ticket); return 0; }
-static void ticket_acquire(void) { cx_ticket_acquire(&locks.ticket); }
-static void ticket_release(void) { cx_ticket_release(&locks.ticket); }
-static int futex_init(void) { cx_futex_init(&locks.futex); return 0; }
-static void futex_acquire(void) { cx_futex_acquire(&locks.futex); }
-static void futex_release(void) { cx_futex_release(&locks.futex); }
-static int mcs_init(void) { cx_mcs_init(&locks.mcs); return 0; }
-static void mcs_acquire(void) { cx_mcs_acquire(&locks.mcs); }
-static void mcs_release(void) { cx_mcs_release(&locks.mcs); }
-static int clh_init(void) { return cx_clh_init(&locks.clh); }
-static void clh_acquire(void) { cx_clh_acquire(&locks.clh); }
-static void clh_release(void) { cx_clh_release(&locks.clh); }
-static void clh_destroy(void) { cx_clh_destroy(&locks.clh); }
-static int clhub_init(void) { return cx_clhub_init(&locks.clhub); }
-static void clhub_acquire(void) { cx_clhub_acquire(&locks.clhub); }
-static void clhub_release(void) { cx_clhub_release(&locks.clhub); }
-static void clhub_destroy(void) { cx_clhub_destroy(&locks.clhub); }
-static int hclhub_init(void) { return cx_hclhub_init(&locks.hclhub, MPIR_CX_topology_init()); }
-static void hclhub_acquire(void) { cx_hclhub_acquire(&locks.hclhub); }
-static void hclhub_release(void) { cx_hclhub_release(&locks.hclhub); }
-static void hclhub_destroy(void) { cx_hclhub_destroy(&locks.hclhub); }
+static int mutex_init(void)
+{
+    return pthread_mutex_init(&locks.mutex, NULL);
+}
+
+static void mutex_acquire(void)
+{
+    pthread_mutex_lock(&locks.mutex);
+}
+
+static void mutex_release(void)
+{
+    pthread_mutex_unlock(&locks.mutex);
+}
+
+static int ticket_init(void)
+{
+    cx_ticket_init(&locks.ticket);
+    return 0;
+}
+
+static void ticket_acquire(void)
+{
+    cx_ticket_acquire(&locks.ticket);
+}
+
+static void ticket_release(void)
+{
+    cx_ticket_release(&locks.ticket);
+}
+
+static int futex_init(void)
+{
+    cx_futex_init(&locks.futex);
+    return 0;
+}
+
+static void futex_acquire(void)
+{
+    cx_futex_acquire(&locks.futex);
+}
+
+static void futex_release(void)
+{
+    cx_futex_release(&locks.futex);
+}
+
+static int mcs_init(void)
+{
+    cx_mcs_init(&locks.mcs);
+    return 0;
+}
+
+static void mcs_acquire(void)
+{
+    cx_mcs_acquire(&locks.mcs);
+}
+
+static void mcs_release(void)
+{
+    cx_mcs_release(&locks.mcs);
+}
+
+static int clh_init(void)
+{
+    return cx_clh_init(&locks.clh);
+}
+
+static void clh_acquire(void)
+{
+    cx_clh_acquire(&locks.clh);
+}
+
+static void clh_release(void)
+{
+    cx_clh_release(&locks.clh);
+}
+
+static void clh_destroy(void)
+{
+    cx_clh_destroy(&locks.clh);
+}
+
+static int clhub_init(void)
+{
+    return cx_clhub_init(&locks.clhub);
+}
+
+static void clhub_acquire(void)
+{
+    cx_clhub_acquire(&locks.clhub);
+}
+
+static void clhub_release(void)
+{
+    cx_clhub_release(&locks.clhub);
+}
+
+static void clhub_destroy(void)
+{
+    cx_clhub_destroy(&locks.clhub);
+}
+
+static int hclhub_init(void)
+{
+    return cx_hclhub_init(&locks.hclhub, MPIR_CX_topology_init());
+}
+
+static void hclhub_acquire(void)
+{
+    cx_hclhub_acquire(&locks.hclhub);
+}
+
+static void hclhub_release(void)
+{
+    cx_hclhub_release(&locks.hclhub);
+}
+
+static void hclhub_destroy(void)
+{
+    cx_hclhub_destroy(&locks.hclhub);
+}
 
 static const lock_impl_t impls[] = {
     {"mutex", mutex_init, mutex_acquire, mutex_release, NULL},
@@ -86,7 +184,7 @@ static struct {
 } shared;
 
 typedef struct {
-    CX_CACHE_ALIGNED long acquisitions;         /* own line: no false sharing */
+    CX_CACHE_ALIGNED long acquisitions; /* own line: no false sharing */
 } per_thread_t;
 
 static per_thread_t per_thread[MAX_THREADS];
@@ -121,7 +219,8 @@ static double now(void)
 
 static void usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s --lock mutex|futex|ticket|mcs|clh|clhub|hclhub [--threads N|N,N,...] "
+    fprintf(stderr,
+            "usage: %s --lock mutex|futex|ticket|mcs|clh|clhub|hclhub [--threads N|N,N,...] "
             "[--seconds S] [--delay D]\n", prog);
     exit(2);
 }

@@ -135,8 +135,8 @@ static double exchange(match_run_t * r)
 
 int match_main(int argc, char **argv, const char *name, int shuffle)
 {
-    bench_opts_t o = {.name = name, .iters = 5, .warmup = 1, .threads = 1, .window = 1,
-        .wildcard = "none", .order = NULL, .seed = 42
+    bench_opts_t o = {.name = name,.iters = 5,.warmup = 1,.threads = 1,.window = 1,
+        .wildcard = "none",.order = NULL,.seed = 42
     };
     bench_init(&argc, &argv, &o, MPI_THREAD_SINGLE);
     if (o.ncounts == 0)
@@ -149,7 +149,7 @@ int match_main(int argc, char **argv, const char *name, int shuffle)
         max = o.counts[i] > max ? o.counts[i] : max;
     }
 
-    match_run_t r = {.o = &o, .shuffle = shuffle };
+    match_run_t r = {.o = &o,.shuffle = shuffle };
     r.any_tag = strcmp(o.wildcard, "any-tag") == 0;
     r.any_source = strcmp(o.wildcard, "any-source") == 0;
     r.msg_tag = malloc(sizeof(int) * (size_t) max);

@@ -41,7 +41,7 @@ static void thread_fn(bench_thread_ctx_t * c)
             MPI_Barrier(MPI_COMM_WORLD);
             MPI_Ibarrier(MPI_COMM_WORLD, &done);
             while (!flag) {
-                nanosleep(&(struct timespec) {.tv_nsec = 2000000}, NULL);
+                nanosleep(&(struct timespec) {.tv_nsec = 2000000 }, NULL);
                 MPI_Test(&done, &flag, MPI_STATUS_IGNORE);
             }
         }
@@ -101,8 +101,8 @@ static void thread_fn(bench_thread_ctx_t * c)
 
 int main(int argc, char **argv)
 {
-    bench_opts_t o = {.name = "mt_msgrate", .iters = 2000, .warmup = 100, .threads = 1,
-        .window = 64, .per_thread_comm = 1, .wildcard = "none", .order = "posted-first",
+    bench_opts_t o = {.name = "mt_msgrate",.iters = 2000,.warmup = 100,.threads = 1,
+        .window = 64,.per_thread_comm = 1,.wildcard = "none",.order = "posted-first",
         .peer = "remote"
     };
     bench_init(&argc, &argv, &o, MPI_THREAD_MULTIPLE);

@@ -62,7 +62,7 @@ static double bandwidth_MBps(const bench_opts_t * o, char *buf, long size, MPI_R
             MPI_Send(&ack, 1, MPI_BYTE, peer, TAG + 1, MPI_COMM_WORLD);
     }
     double secs = MPI_Wtime() - t0;
-    return (double) size * o->window * iters / secs / 1e6;
+    return (double) size *o->window * iters / secs / 1e6;
 }
 
 /* The sender's time inside MPI (Isend + Wait) per message when it computes
@@ -84,8 +84,7 @@ static double sender_mpi_us(const bench_opts_t * o, char *buf, long size)
             double t0 = MPI_Wtime();
             MPI_Isend(buf, (int) size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &req);
             double t1 = MPI_Wtime();
-            while (MPI_Wtime() - t1 < compute)
-                ;
+            while (MPI_Wtime() - t1 < compute);
             double t2 = MPI_Wtime();
             MPI_Wait(&req, MPI_STATUS_IGNORE);
             double t3 = MPI_Wtime();
@@ -113,9 +112,9 @@ static double memcpy_MBps(const bench_opts_t * o, char *dst, const char *src, lo
         double t0 = MPI_Wtime();
         for (int i = 0; i < iters; i++) {
             memcpy(dst, src, (size_t) size);
-            __asm__ __volatile__("" : : "r"(dst) : "memory");
+            __asm__ __volatile__(""::"r"(dst):"memory");
         }
-        mbps = (double) size * iters / (MPI_Wtime() - t0) / 1e6;
+        mbps = (double) size *iters / (MPI_Wtime() - t0) / 1e6;
     }
     MPI_Bcast(&mbps, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return mbps;
@@ -123,8 +122,8 @@ static double memcpy_MBps(const bench_opts_t * o, char *dst, const char *src, lo
 
 int main(int argc, char **argv)
 {
-    bench_opts_t o = {.name = "pingpong", .iters = 1000, .warmup = 100, .threads = 1,
-        .window = 64, .wildcard = "none", .order = "posted-first", .buffers = "separate"
+    bench_opts_t o = {.name = "pingpong",.iters = 1000,.warmup = 100,.threads = 1,
+        .window = 64,.wildcard = "none",.order = "posted-first",.buffers = "separate"
     };
     bench_init(&argc, &argv, &o, MPI_THREAD_SINGLE);
     if (o.nsizes == 0) {

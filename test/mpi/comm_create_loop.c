@@ -82,7 +82,7 @@ static void *loop(void *p)
         while (!flag)
             MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
 
-        next_phase();           /* blocking creations and frees from here */
+        next_phase();   /* blocking creations and frees from here */
         MPI_Comm_dup(c, &d);
         MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &s);
         int ssize;
@@ -92,15 +92,21 @@ static void *loop(void *p)
 
         /* one of them checked in full each time, in turn */
         switch (it % 4) {
-            case 0: check_comm(c, a, tid, it, "idup"); break;
-            case 1: check_comm(c, b[it / 4 % 2], tid, it, "overlapping idup"); break;
-            case 2: check_comm(c, it / 4 % 2 ? d : e, tid, it, it / 4 % 2 ? "dup" : "tested idup"); break;
-            default: {
-                int sum = -1;
-                MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_MAX, s);
-                MT_CHECK(sum >= 0 && sum < size, "thread %d iteration %d: split_type max %d",
-                         tid, it, sum);
-            }
+            case 0:
+                check_comm(c, a, tid, it, "idup");
+                break;
+            case 1:
+                check_comm(c, b[it / 4 % 2], tid, it, "overlapping idup");
+                break;
+            case 2:
+                check_comm(c, it / 4 % 2 ? d : e, tid, it, it / 4 % 2 ? "dup" : "tested idup");
+                break;
+            default:{
+                    int sum = -1;
+                    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_MAX, s);
+                    MT_CHECK(sum >= 0 && sum < size, "thread %d iteration %d: split_type max %d",
+                             tid, it, sum);
+                }
         }
         MPI_Comm_free(&a);
         MPI_Comm_free(&b[0]);
@@ -108,7 +114,7 @@ static void *loop(void *p)
         MPI_Comm_free(&d);
         MPI_Comm_free(&e);
         MPI_Comm_free(&s);
-        next_phase();           /* nonblocking creations from here */
+        next_phase();   /* nonblocking creations from here */
     }
     return NULL;
 }

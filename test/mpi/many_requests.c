@@ -31,8 +31,7 @@ static unsigned char payload(long i)
 
 /* One exchange of n messages, tag i carrying message i; rank 0 sends in
  * reverse tag order. */
-static void exchange(int rank, long n, int unexpected_first, unsigned char *buf,
-                     MPI_Request * reqs)
+static void exchange(int rank, long n, int unexpected_first, unsigned char *buf, MPI_Request * reqs)
 {
     const int sync_tag = (int) n;
     if (rank == 0) {

@@ -106,7 +106,8 @@ int main(int argc, char **argv)
             pthread_join(b, NULL);
         } else {
             int x, y;
-            MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
             MPI_Recv(&y, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MT_CHECK(x == 1 && y == 2, "round %d: received %d then %d", r, x, y);
         }

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Atomic int mt_errors;     /* threads report errors too */
+static _Atomic int mt_errors;   /* threads report errors too */
 
 #define MT_CHECK(cond, ...) \
     do { \

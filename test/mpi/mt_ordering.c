@@ -52,17 +52,16 @@ static void *thread_main(void *arg)
 {
     int which = (int) (long) arg;
     for (int r = 0; r < ROUNDS; r++) {
-        pthread_barrier_wait(&barrier);         /* main thread prepared the round */
+        pthread_barrier_wait(&barrier); /* main thread prepared the round */
         if (which == 0) {
             issue(0);
             a_done = r + 1;
         } else {
-            while (a_done != r + 1)
-                ;
+            while (a_done != r + 1);
             issue(1);
         }
-        pthread_barrier_wait(&barrier);         /* both issued */
-        pthread_barrier_wait(&barrier);         /* main thread checked the round */
+        pthread_barrier_wait(&barrier); /* both issued */
+        pthread_barrier_wait(&barrier); /* main thread checked the round */
     }
     return NULL;
 }

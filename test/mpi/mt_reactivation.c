@@ -46,7 +46,8 @@ static void *wait_one(void *p)
     usleep(20000 * a->id);      /* arrive in id order: 0 serves, the rest wait in FIFO */
     MPI_Irecv(&got, 1, MPI_INT, 0, a->id, MPI_COMM_WORLD, &r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
-    MT_CHECK(got == 1000 * a->round + a->id, "round %d thread %d received %d", a->round, a->id, got);
+    MT_CHECK(got == 1000 * a->round + a->id, "round %d thread %d received %d", a->round, a->id,
+             got);
     return NULL;
 }
 
@@ -105,18 +106,20 @@ int main(int argc, char **argv)
             pthread_t t[NT + 1];
             arg_t a[NT + 1];
             for (int i = 0; i < NT; i++) {
-                a[i] = (arg_t) {.id = i,.round = round };
+                a[i] = (arg_t) {
+                .id = i,.round = round};
                 pthread_create(&t[i], NULL, wait_one, &a[i]);
             }
-            a[NT] = (arg_t) {.id = NT,.round = round };
+            a[NT] = (arg_t) {
+            .id = NT,.round = round};
             pthread_create(&t[NT], NULL, wait_all, &a[NT]);
             MPI_Barrier(MPI_COMM_WORLD);        /* the threads are (about to be) waiting */
             for (int i = 0; i <= NT; i++)
                 pthread_join(t[i], NULL);
         } else if (rank == 0) {
             MPI_Barrier(MPI_COMM_WORLD);
-            usleep(20000 * NT + 50000);         /* every receiver is blocked by now */
-            send_val(round, TAG_ALL);           /* half of the Waitall */
+            usleep(20000 * NT + 50000); /* every receiver is blocked by now */
+            send_val(round, TAG_ALL);   /* half of the Waitall */
             for (int k = 0; k < NT; k++) {
                 /* even rounds: the waiters first, the server last; odd: the reverse */
                 int i = (round % 2 == 0) ? NT - 1 - k : k;

@@ -36,7 +36,7 @@ static atomic_int receives_left;
 
 static void check_policy(const char *where)
 {
-    int policy = sched_getscheduler(0);        /* this thread's, from the kernel */
+    int policy = sched_getscheduler(0); /* this thread's, from the kernel */
     MT_CHECK(policy == SCHED_OTHER, "thread left at policy %d after %s", policy, where);
 }
 
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
         for (int t = 0; t < nthreads; t++)
             pthread_create(&th[t], NULL, hog_receiver, (void *) (long) t);
         MPI_Barrier(MPI_COMM_WORLD);
-        usleep(50000);          /* the receivers are blocked by now */
+        usleep(50000);  /* the receivers are blocked by now */
         double start = MPI_Wtime(), give_up = start + 10.0;
         for (int h = 0; h < cores; h++)
             pthread_create(&hogs[h], NULL, hog, &give_up);
@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     long long elections = mt_pvar_read("cx_server_elections");
     long long kicks = mt_pvar_read("cx_server_idle_kicks");
     fprintf(stderr, "# rank %d: cx_server_elections %lld, cx_server_idle_tenures %lld, "
-           "cx_server_idle_kicks %lld\n", rank, elections, tenures, kicks);
+            "cx_server_idle_kicks %lld\n", rank, elections, tenures, kicks);
     if (!strcmp(argv[1], "idle")) {
         /* rank 1's receivers crowd it in part 2; rank 0 may never crowd */
         if (rank == 1)
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
     long long rings = mt_pvar_read("cx_server_park_rings");
     long long ptimeouts = mt_pvar_read("cx_server_park_timeouts");
     fprintf(stderr, "# rank %d: cx_server_parks %lld, cx_server_park_rings %lld, "
-           "cx_server_park_timeouts %lld\n", rank, parks, rings, ptimeouts);
+            "cx_server_park_timeouts %lld\n", rank, parks, rings, ptimeouts);
     MT_CHECK(parks == rings + ptimeouts, "%lld parks, %lld rung and %lld timed out", parks, rings,
              ptimeouts);
     if (!strcmp(argv[2], "park")) {

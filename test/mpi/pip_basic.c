@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 
     /* 1. private globals */
     my_global = rank;
-    uint64_t mine = (uintptr_t) &my_global, *all = malloc(size * sizeof(uint64_t));
+    uint64_t mine = (uintptr_t) & my_global, *all = malloc(size * sizeof(uint64_t));
     MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
     for (int r = 0; r < size; r++) {
         if (r != rank)

@@ -160,7 +160,8 @@ static void test_truncation(void)
         received(peer_same, fits, 1);
         /* MPI leaves the buffer undefined; the single copy fills what fits */
         if (mt_pvar_read("cx_pip_copies") > before)
-            MT_CHECK(bad_bytes(b, fits, 5) < 0, "truncated single copy: the part that fits is wrong");
+            MT_CHECK(bad_bytes(b, fits, 5) < 0,
+                     "truncated single copy: the part that fits is wrong");
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     exchange(64 * 1024, 31);    /* both sides go on */
@@ -191,7 +192,7 @@ static void test_any_source_unexpected_ssend(void)
         MPI_Isend(b, (int) n, MPI_BYTE, peer, 41, MPI_COMM_WORLD, &req);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
-        fill(b, n, 99);         /* reuse right away: the peer must have its copy */
+        fill(b, n, 99); /* reuse right away: the peer must have its copy */
     } else {
         MPI_Barrier(MPI_COMM_WORLD);
         int flag = 0;
@@ -277,7 +278,7 @@ static long long test_help(void)
 static MPI_Aint *dyn_addr;
 static MPI_Aint disp(int t, int i)
 {
-    return dyn_addr ? dyn_addr[t] + (MPI_Aint) i * (MPI_Aint) sizeof(int) : i;
+    return dyn_addr ? dyn_addr[t] + (MPI_Aint) i *(MPI_Aint) sizeof(int) : i;
 }
 
 static void test_rma(int node_all_same, int dynamic)
@@ -329,8 +330,7 @@ static void test_rma(int node_all_same, int dynamic)
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
-        MT_CHECK(mem[2] == -1 + size, "%s: Fetch_and_op total %d, not %d", what, mem[2],
-                 size - 1);
+        MT_CHECK(mem[2] == -1 + size, "%s: Fetch_and_op total %d, not %d", what, mem[2], size - 1);
         MT_CHECK(mem[3] >= 1000 && mem[3] < 1000 + size, "%s: Compare_and_swap left %d", what,
                  mem[3]);
         MPI_Win_unlock(0, win);

@@ -16,7 +16,7 @@
 #include "mpitest.h"
 
 #define NWIN 20
-#define NINTS 1000              /* 4000 bytes: not a whole page */
+#define NINTS 1000      /* 4000 bytes: not a whole page */
 
 int main(int argc, char **argv)
 {

@@ -16,7 +16,7 @@
 
 static MPI_Win win;
 static int nthreads, count, use_acc;
-static int *origin;     /* origin buffers stay untouched until the synchronization */
+static int *origin;             /* origin buffers stay untouched until the synchronization */
 
 /* Element i of thread t's share: t * count + i; a put writes value(t, i),
  * and each accumulate adds it to element i, shared by every thread. */
@@ -39,8 +39,7 @@ static void *issuer(void *arg)
     for (int i = 0; i < count; i++) {
         int *v = &origin[t * count + i];
         *v = value(t, i);
-        int err = use_acc
-            ? MPI_Accumulate(v, 1, MPI_INT, 1, i, 1, MPI_INT, MPI_SUM, win)
+        int err = use_acc ? MPI_Accumulate(v, 1, MPI_INT, 1, i, 1, MPI_INT, MPI_SUM, win)
             : MPI_Put(v, 1, MPI_INT, 1, t * count + i, 1, MPI_INT, win);
         MT_CHECK(err == MPI_SUCCESS, "thread %d op %d: error %d", t, i, err);
     }

@@ -96,7 +96,8 @@ int main(int argc, char **argv)
                     posted[nreq] = m;
                     MPI_Irecv(buf[m], n, MPI_BYTE, 0, m, MPI_COMM_WORLD, &reqs[nreq++]);
                     break;
-                case 1:{       /* probed first: the same message is then received */
+                case 1:{
+                        /* probed first: the same message is then received */
                         int flag = 0;
                         MPI_Iprobe(0, m, MPI_COMM_WORLD, &flag, &st);
                         MT_CHECK(flag, "message %d not found by MPI_Iprobe", m);
@@ -106,7 +107,8 @@ int main(int argc, char **argv)
                         check_payload(buf[m], m, n);
                         break;
                     }
-                case 2:{       /* matched probe */
+                case 2:{
+                        /* matched probe */
                         MPI_Message msg;
                         MPI_Mprobe(0, m, MPI_COMM_WORLD, &msg, &st);
                         MPI_Mrecv(buf[m], n, MPI_BYTE, &msg, &st);
@@ -115,7 +117,8 @@ int main(int argc, char **argv)
                         check_payload(buf[m], m, n);
                         break;
                     }
-                case 3:{       /* truncated where there is something to cut */
+                case 3:{
+                        /* truncated where there is something to cut */
                         int room = n > 1 ? n / 2 : n;
                         int rc = MPI_Recv(buf[m], room, MPI_BYTE, 0, m, MPI_COMM_WORLD, &st);
                         int cls = MPI_SUCCESS;

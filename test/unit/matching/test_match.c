@@ -42,7 +42,7 @@ static int test_init(cx_matcher_t * m)
 {
     int rc = cx_match_init(m, list_max);
     if (rc == 0 && calm >= 0)
-        m->calm_need = (size_t) calm;     /* posts and arrivals before short mode again */
+        m->calm_need = (size_t) calm;   /* posts and arrivals before short mode again */
     return rc;
 }
 
@@ -67,6 +67,7 @@ void *cx_match_test_calloc(size_t n, size_t size)
     }
     return calloc(n, size);
 }
+
 #define CHECK(cond, ...) \
     do { \
         if (!(cond)) { \
@@ -106,7 +107,8 @@ static void test_orders(void)
         req_t r[4];
         CHECK(test_init(&m) == 0, "init");
         for (int k = 0; k < 4; k++) {
-            r[k] = (req_t) {.id = k };
+            r[k] = (req_t) {
+            .id = k};
             CHECK(cx_match_post(&m, &r[k].cell, 1, pat[perm[k]][0], pat[perm[k]][1]) == 0, "post");
         }
         for (int k = 0; k < 4; k++) {
@@ -149,7 +151,8 @@ static void test_unexpected(void)
     /* from source 3: tags 10 (A), 11 (B), 12 (C); from source 4: tag 11 (D), 10 (E) */
     const int msgs[5][2] = { {3, 10}, {3, 11}, {3, 12}, {4, 11}, {4, 10} };
     for (int i = 0; i < 5; i++) {
-        u[i] = (req_t) {.id = i };
+        u[i] = (req_t) {
+        .id = i};
         CHECK(cx_match_posted_find(&m, 0, msgs[i][0], msgs[i][1]) == NULL, "nothing posted");
         CHECK(cx_match_unexp_add(&m, &u[i].cell, 0, msgs[i][0], msgs[i][1]) == 0, "unexp add");
     }
@@ -187,7 +190,8 @@ static void test_cancel(void)
             req_t r[3];
             test_init(&m);
             for (int k = 0; k < 3; k++) {
-                r[k] = (req_t) {.id = k };
+                r[k] = (req_t) {
+                .id = k};
                 cx_match_post(&m, &r[k].cell, 0, pat[p][0], pat[p][1]);
             }
             cx_match_unpost(&m, &r[victim].cell);
@@ -209,10 +213,11 @@ static void test_cancel(void)
     req_t u[3];
     test_init(&m);
     for (int k = 0; k < 3; k++) {
-        u[k] = (req_t) {.id = k };
+        u[k] = (req_t) {
+        .id = k};
         cx_match_unexp_add(&m, &u[k].cell, 0, 2, 9);
     }
-    cx_match_unexp_remove(&m, &u[1].cell);     /* e.g. taken by MPI_Mprobe */
+    cx_match_unexp_remove(&m, &u[1].cell);      /* e.g. taken by MPI_Mprobe */
     const int pats[4][2] = { {2, 9}, {ANY, 9}, {2, ANY}, {ANY, ANY} };
     for (int p = 0; p < 4; p++) {
         CHECK(id_of(cx_match_unexp_find(&m, 0, pats[p][0], pats[p][1])) == 0,
@@ -251,7 +256,8 @@ static void test_reclaim(void)
     static req_t r[N];
     test_init(&m);
     for (int i = 0; i < N; i++) {
-        r[i] = (req_t) {.id = i };
+        r[i] = (req_t) {
+        .id = i};
         /* distinct (source, tag) pairs, tags up to 2^31-1 */
         int tag = (i % 2) ? 0x7fffffff - i : i;
         cx_match_post(&m, &r[i].cell, (uint32_t) (i % 3), i % 17, tag);
@@ -295,7 +301,8 @@ static void test_rehash(void)
     test_init(&m);
     unsigned long long x = 88172645463325252ULL;
     for (int i = 0; i < N; i++) {
-        r[i] = (req_t) {.id = i };
+        r[i] = (req_t) {
+        .id = i};
         cx_match_post(&m, &r[i].cell, 0, i, i * 7);
         /* look up a random earlier key between insertions: some of them
          * sit in the array being migrated */
@@ -310,8 +317,9 @@ static void test_rehash(void)
     cx_match_get_stats(&m, &s);
     CHECK(s.rehashes >= 5, "only %llu rehashes for %d keys", (unsigned long long) s.rehashes, N);
     CHECK(s.old_hits > 0, "no lookup was served by an array under migration");
-    printf("rehash: %d keys, %llu rehashes, %llu lookups found in the old array, longest chain %zu\n",
-           N, (unsigned long long) s.rehashes, (unsigned long long) s.old_hits, s.max_chain);
+    printf
+        ("rehash: %d keys, %llu rehashes, %llu lookups found in the old array, longest chain %zu\n",
+         N, (unsigned long long) s.rehashes, (unsigned long long) s.old_hits, s.max_chain);
     for (int i = 0; i < N; i++)
         cx_match_unpost(&m, &r[i].cell);
     cx_match_get_stats(&m, &s);
@@ -398,8 +406,7 @@ static void fuzz_drain(cx_matcher_t * m, long op)
         int pos, want;
         while ((want = ref_first_unexp(ctx, ANY, ANY, &pos)) >= 0) {
             cx_match_cell_t *c = cx_match_unexp_find(m, (uint32_t) ctx, ANY, ANY);
-            CHECK(id_of(c) == want, "op %ld drain ctx %d: got %d want %d", op, ctx, id_of(c),
-                  want);
+            CHECK(id_of(c) == want, "op %ld drain ctx %d: got %d want %d", op, ctx, id_of(c), want);
             if (!c)
                 return;
             cx_match_unexp_remove(m, c);
@@ -429,73 +436,76 @@ static void test_fuzz(long nops)
         counts[kind]++;
         switch (kind) {
             case 0:    /* MPI_Irecv: an unexpected message first, else post */
-            case 1: {
-                int src = rand_src(true), tag = rand_tag(true);
-                int pos, want = ref_first_unexp(ctx, src, tag, &pos);
-                cx_match_cell_t *c = cx_match_unexp_find(&m, (uint32_t) ctx, src, tag);
-                CHECK(id_of(c) == want, "op %ld irecv (%d,%d,%d): got %d want %d", op, ctx, src,
-                      tag, id_of(c), want);
-                if (want >= 0) {
-                    if (c)
-                        cx_match_unexp_remove(&m, c);
-                    ref_remove(ref_unexp, &n_ref_unexp, pos);
-                    pool[want].in_use = 0;
-                } else {
-                    int s = free_slot();
-                    if (s < 0)
-                        break;
-                    pool[s] = (req_t) {.id = s,.ctx = ctx,.src = src,.tag = tag,.in_use = 1 };
-                    CHECK(cx_match_post(&m, &pool[s].cell, (uint32_t) ctx, src, tag) == 0, "post");
-                    ref_posted[n_ref_posted++] = s;
-                }
-                break;
-            }
-            case 2:    /* a message arrives */
-            case 3: {
-                int src = rand_src(false), tag = rand_tag(false);
-                int pos, want = ref_first_posted(ctx, src, tag, &pos);
-                cx_match_cell_t *c = cx_match_posted_find(&m, (uint32_t) ctx, src, tag);
-                CHECK(id_of(c) == want, "op %ld arrive (%d,%d,%d): got %d want %d", op, ctx, src,
-                      tag, id_of(c), want);
-                if (want >= 0) {
-                    if (c)
-                        cx_match_unpost(&m, c);
-                    ref_remove(ref_posted, &n_ref_posted, pos);
-                    pool[want].in_use = 0;
-                } else {
-                    int s = free_slot();
-                    if (s < 0)
-                        break;
-                    pool[s] = (req_t) {.id = s,.ctx = ctx,.src = src,.tag = tag,.in_use = 2 };
-                    CHECK(cx_match_unexp_add(&m, &pool[s].cell, (uint32_t) ctx, src, tag) == 0,
-                          "unexp add");
-                    ref_unexp[n_ref_unexp++] = s;
-                }
-                break;
-            }
-            case 4: {  /* MPI_Cancel of a posted receive (any position) */
-                if (!n_ref_posted)
+            case 1:{
+                    int src = rand_src(true), tag = rand_tag(true);
+                    int pos, want = ref_first_unexp(ctx, src, tag, &pos);
+                    cx_match_cell_t *c = cx_match_unexp_find(&m, (uint32_t) ctx, src, tag);
+                    CHECK(id_of(c) == want, "op %ld irecv (%d,%d,%d): got %d want %d", op, ctx, src,
+                          tag, id_of(c), want);
+                    if (want >= 0) {
+                        if (c)
+                            cx_match_unexp_remove(&m, c);
+                        ref_remove(ref_unexp, &n_ref_unexp, pos);
+                        pool[want].in_use = 0;
+                    } else {
+                        int s = free_slot();
+                        if (s < 0)
+                            break;
+                        pool[s] = (req_t) {
+                        .id = s,.ctx = ctx,.src = src,.tag = tag,.in_use = 1};
+                        CHECK(cx_match_post(&m, &pool[s].cell, (uint32_t) ctx, src, tag) == 0,
+                              "post");
+                        ref_posted[n_ref_posted++] = s;
+                    }
                     break;
-                int pos = rand() % n_ref_posted;
-                int s = ref_posted[pos];
-                cx_match_unpost(&m, &pool[s].cell);
-                ref_remove(ref_posted, &n_ref_posted, pos);
-                pool[s].in_use = 0;
-                break;
-            }
-            case 5: {  /* MPI_Iprobe, then half the time MPI_Mprobe (consumes) */
-                int src = rand_src(true), tag = rand_tag(true);
-                int pos, want = ref_first_unexp(ctx, src, tag, &pos);
-                cx_match_cell_t *c = cx_match_unexp_find(&m, (uint32_t) ctx, src, tag);
-                CHECK(id_of(c) == want, "op %ld probe (%d,%d,%d): got %d want %d", op, ctx, src,
-                      tag, id_of(c), want);
-                if (want >= 0 && c && rand() % 2) {
-                    cx_match_unexp_remove(&m, c);
-                    ref_remove(ref_unexp, &n_ref_unexp, pos);
-                    pool[want].in_use = 0;
                 }
-                break;
-            }
+            case 2:    /* a message arrives */
+            case 3:{
+                    int src = rand_src(false), tag = rand_tag(false);
+                    int pos, want = ref_first_posted(ctx, src, tag, &pos);
+                    cx_match_cell_t *c = cx_match_posted_find(&m, (uint32_t) ctx, src, tag);
+                    CHECK(id_of(c) == want, "op %ld arrive (%d,%d,%d): got %d want %d", op, ctx,
+                          src, tag, id_of(c), want);
+                    if (want >= 0) {
+                        if (c)
+                            cx_match_unpost(&m, c);
+                        ref_remove(ref_posted, &n_ref_posted, pos);
+                        pool[want].in_use = 0;
+                    } else {
+                        int s = free_slot();
+                        if (s < 0)
+                            break;
+                        pool[s] = (req_t) {
+                        .id = s,.ctx = ctx,.src = src,.tag = tag,.in_use = 2};
+                        CHECK(cx_match_unexp_add(&m, &pool[s].cell, (uint32_t) ctx, src, tag) == 0,
+                              "unexp add");
+                        ref_unexp[n_ref_unexp++] = s;
+                    }
+                    break;
+                }
+            case 4:{   /* MPI_Cancel of a posted receive (any position) */
+                    if (!n_ref_posted)
+                        break;
+                    int pos = rand() % n_ref_posted;
+                    int s = ref_posted[pos];
+                    cx_match_unpost(&m, &pool[s].cell);
+                    ref_remove(ref_posted, &n_ref_posted, pos);
+                    pool[s].in_use = 0;
+                    break;
+                }
+            case 5:{   /* MPI_Iprobe, then half the time MPI_Mprobe (consumes) */
+                    int src = rand_src(true), tag = rand_tag(true);
+                    int pos, want = ref_first_unexp(ctx, src, tag, &pos);
+                    cx_match_cell_t *c = cx_match_unexp_find(&m, (uint32_t) ctx, src, tag);
+                    CHECK(id_of(c) == want, "op %ld probe (%d,%d,%d): got %d want %d", op, ctx, src,
+                          tag, id_of(c), want);
+                    if (want >= 0 && c && rand() % 2) {
+                        cx_match_unexp_remove(&m, c);
+                        ref_remove(ref_unexp, &n_ref_unexp, pos);
+                        pool[want].in_use = 0;
+                    }
+                    break;
+                }
         }
         if (op % 1000 == 999)
             fuzz_drain(&m, op);
@@ -518,8 +528,7 @@ static void test_fuzz(long nops)
            "at the end %zu posted, %zu unexpected, %zu entries, longest chain %zu; "
            "short mode up to %zu, %llu moves to the tables\n",
            nops, counts[0] + counts[1], counts[2] + counts[3], counts[4], counts[5],
-           s.posted, s.unexp, s.entries, s.max_chain, list_max,
-           (unsigned long long) s.migrations);
+           s.posted, s.unexp, s.entries, s.max_chain, list_max, (unsigned long long) s.migrations);
     /* with a small short mode the queues cross list_max and drain again
      * many times: the moves both ways are part of what was checked */
     if (list_max > 0 && list_max < 8 && calm >= 0 && calm <= 2 && nops >= 100000)
@@ -567,7 +576,8 @@ static void test_short(void)
     cx_match_init(&m, 2);
     for (int round = 0; round < 2; round++) {   /* the second after returning to short mode */
         for (int k = 0; k < 4; k++) {
-            r[k] = (req_t) {.id = k };
+            r[k] = (req_t) {
+            .id = k};
             cx_match_post(&m, &r[k].cell, 1, pat[k][0], pat[k][1]);
             cx_match_get_stats(&m, &s);
             CHECK(s.hashed == (k >= 2), "round %d, %d posted: hashed %d", round, k + 1, s.hashed);
@@ -589,7 +599,8 @@ static void test_short(void)
      * arrival order holds in every structure */
     const int msgs[4][2] = { {3, 10}, {4, 10}, {3, 11}, {3, 10} };
     for (int k = 0; k < 4; k++) {
-        u[k] = (req_t) {.id = k };
+        u[k] = (req_t) {
+        .id = k};
         cx_match_unexp_add(&m, &u[k].cell, 0, msgs[k][0], msgs[k][1]);
     }
     /* a receive posted now (tables) must still find no message of another context */
@@ -611,7 +622,8 @@ static void test_short(void)
     /* cancel in short mode, at the head, middle and tail */
     for (int victim = 0; victim < 2; victim++) {
         for (int k = 0; k < 2; k++) {
-            r[k] = (req_t) {.id = k };
+            r[k] = (req_t) {
+            .id = k};
             cx_match_post(&m, &r[k].cell, 0, 2, 9);
         }
         cx_match_unpost(&m, &r[victim].cell);
@@ -631,18 +643,21 @@ static void test_oom(void)
     cx_match_stats_t s;
     cx_match_init(&m, 2);
     for (int k = 0; k < 2; k++) {
-        r[k] = (req_t) {.id = k };
+        r[k] = (req_t) {
+        .id = k};
         cx_match_post(&m, &r[k].cell, 0, 1, k);
     }
     /* the third post cannot reserve entries: it stays a short-mode post */
     fail_allocs = 1000;
-    r[2] = (req_t) {.id = 2 };
+    r[2] = (req_t) {
+    .id = 2};
     CHECK(cx_match_post(&m, &r[2].cell, 0, ANY, ANY) == 0, "short-mode post failed");
     cx_match_get_stats(&m, &s);
     CHECK(!s.hashed && s.posted == 3, "hashed %d posted %zu", s.hashed, s.posted);
     /* memory back: the next post moves everything, order kept */
     fail_allocs = 0;
-    r[3] = (req_t) {.id = 3 };
+    r[3] = (req_t) {
+    .id = 3};
     CHECK(cx_match_post(&m, &r[3].cell, 0, 1, 1) == 0, "post");
     cx_match_get_stats(&m, &s);
     CHECK(s.hashed && s.posted == 4, "hashed %d posted %zu", s.hashed, s.posted);
@@ -650,7 +665,8 @@ static void test_oom(void)
     req_t x = {.id = 9 };
     fail_allocs = 1000;
     CHECK(cx_match_post(&m, &x.cell, 0, 7, 7) == -1, "post without memory succeeded");
-    u = (req_t) {.id = 8 };
+    u = (req_t) {
+    .id = 8};
     CHECK(cx_match_unexp_add(&m, &u.cell, 0, 8, 8) == -1, "arrival without memory succeeded");
     fail_allocs = 0;
     cx_match_get_stats(&m, &s);
@@ -664,7 +680,7 @@ static void test_oom(void)
         if (c)
             cx_match_unpost(&m, c);
     }
-    cx_match_get_stats(&m, &s);     /* 4 posted a moment ago: still in the tables */
+    cx_match_get_stats(&m, &s); /* 4 posted a moment ago: still in the tables */
     CHECK(s.entries == 0 && s.hashed, "entries %zu hashed %d", s.entries, s.hashed);
     cx_match_destroy(&m);
 }

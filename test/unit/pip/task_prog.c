@@ -109,7 +109,7 @@ int main(int argc, char **argv)
         int code = atoi(arg);
         atexit(at_exit_handler);
         at_quick_exit(at_quick_exit_handler);
-        printf("task %d: buffered line before %s\n", my_index(), what);      /* not flushed */
+        printf("task %d: buffered line before %s\n", my_index(), what); /* not flushed */
         if (!strcmp(what, "exit"))
             exit(code);
         if (!strcmp(what, "_exit"))

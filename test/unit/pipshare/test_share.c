@@ -134,8 +134,7 @@ static void test_chunk(void)
                 size_t c = MPIDI_PIPI_share_next_chunk(n - off, min);
                 if (off + c < n) {
                     CHECK(c >= min && c % 4096 == 0 && c <= prev && n - off - c >= min,
-                          "%zu bytes, min %zu: chunk %zu at %zu after %zu", n, min, c, off,
-                          prev);
+                          "%zu bytes, min %zu: chunk %zu at %zu after %zu", n, min, c, off, prev);
                     prev = c;
                 }
                 off += c;

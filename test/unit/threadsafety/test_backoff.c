@@ -35,10 +35,11 @@ static void test_backoff_test(void)
         CHECK(b.delay == expect_delay[i] && b.failures == i + 1, "failure %u: delay %u failures %u",
               i + 1, b.delay, b.failures);
         /* the next `delay` calls are skipped, the one after tries */
-        CHECK(calls_until_ready(&b) == expect_delay[i] + 1, "failure %u: wrong number of skipped calls",
-              i + 1);
+        CHECK(calls_until_ready(&b) == expect_delay[i] + 1,
+              "failure %u: wrong number of skipped calls", i + 1);
     }
-    CHECK(cx_test_backoff_must_block(&b, max_failures), "no blocking after %u failures", max_failures);
+    CHECK(cx_test_backoff_must_block(&b, max_failures), "no blocking after %u failures",
+          max_failures);
     cx_test_backoff_succeeded(&b);
     CHECK(b.delay == 0 && b.countdown == 0 && b.failures == 0 && cx_test_backoff_ready(&b),
           "succeeded did not reset");

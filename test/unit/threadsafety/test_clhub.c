@@ -11,10 +11,25 @@
 #include "test_common.h"
 #include "cx_clhub.h"
 
-static void clhub_acquire(void *l) { cx_clhub_acquire(l); }
-static void clhub_acquire_low(void *l) { cx_clhub_acquire_low(l); }
-static void clhub_release(void *l) { cx_clhub_release(l); }
-static bool clhub_try(void *l) { return cx_clhub_tryacquire(l); }
+static void clhub_acquire(void *l)
+{
+    cx_clhub_acquire(l);
+}
+
+static void clhub_acquire_low(void *l)
+{
+    cx_clhub_acquire_low(l);
+}
+
+static void clhub_release(void *l)
+{
+    cx_clhub_release(l);
+}
+
+static bool clhub_try(void *l)
+{
+    return cx_clhub_tryacquire(l);
+}
 
 static const t_lock_ops_t clhub_ops = {
     "clhub", clhub_acquire, clhub_release, clhub_try, clhub_acquire_low, NULL
@@ -164,9 +179,10 @@ static void lowlive_test(int nhigh, int nlow)
     long total = atomic_load(&V.high_acq) + atomic_load(&V.low_acq);
     CHECK(V.cs.counter == total, "counter %ld, expected %ld", V.cs.counter, total);
     CHECK(atomic_load(&V.low_acq) == (long) nlow * V.low_iters, "low acquisitions lost");
-    printf("clhub lowlive: %d high, %d low: high %ld acquisitions, low %ld (%ld during high load): ok\n",
-           nhigh, nlow, atomic_load(&V.high_acq), atomic_load(&V.low_acq),
-           atomic_load(&V.low_acq_while_high));
+    printf
+        ("clhub lowlive: %d high, %d low: high %ld acquisitions, low %ld (%ld during high load): ok\n",
+         nhigh, nlow, atomic_load(&V.high_acq), atomic_load(&V.low_acq),
+         atomic_load(&V.low_acq_while_high));
 }
 
 int main(int argc, char **argv)

@@ -44,7 +44,7 @@ static void t_watchdog_fired(int sig)
     _exit(3);
 }
 
-__attribute__ ((constructor))
+__attribute__((constructor))
 static void t_watchdog_start(void)
 {
     signal(SIGALRM, t_watchdog_fired);
@@ -59,7 +59,7 @@ static inline double t_now(void)
 }
 
 static void t_fail(const char *file, int line, const char *fmt, ...)
-    __attribute__ ((noreturn, format(printf, 3, 4)));
+    __attribute__((noreturn, format(printf, 3, 4)));
 static void t_fail(const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
@@ -108,7 +108,7 @@ typedef struct {
     void *arg;
 } t_thread_t;
 
-static inline void t_start(t_thread_t * t, int id, void *(*fn) (void *), void *arg)
+static inline void t_start(t_thread_t * t, int id, void *(*fn)(void *), void *arg)
 {
     t->id = id;
     t->arg = arg;
@@ -181,11 +181,11 @@ static inline void t_unpin(const cpu_set_t * old)
 
 typedef struct {
     const char *name;
-    void (*acquire) (void *l);
-    void (*release) (void *l);
-    bool (*tryacquire) (void *l);       /* NULL: none */
-    void (*acquire_low) (void *l);      /* NULL: none */
-    uintptr_t(*queue_token) (void *l);  /* changes when a waiter enqueues; NULL: no FIFO test */
+    void (*acquire)(void *l);
+    void (*release)(void *l);
+    bool (*tryacquire)(void *l);        /* NULL: none */
+    void (*acquire_low)(void *l);       /* NULL: none */
+     uintptr_t(*queue_token) (void *l); /* changes when a waiter enqueues; NULL: no FIFO test */
 } t_lock_ops_t;
 
 /* Shared data of one critical section: a plain counter updated with a
@@ -263,7 +263,7 @@ static void *t_mutex_thread(void *p)
 }
 
 /* Run nthreads copies of fn until they finish or the deadline passes. */
-static inline void t_run_stress(t_mutex_arg_t * a, int nthreads, void *(*fn) (void *))
+static inline void t_run_stress(t_mutex_arg_t * a, int nthreads, void *(*fn)(void *))
 {
     t_thread_t th[64];
     pthread_barrier_t start;
@@ -286,7 +286,8 @@ static inline void t_run_stress(t_mutex_arg_t * a, int nthreads, void *(*fn) (vo
 }
 
 /* N threads x up to iters acquisitions; the counter must come out exact. */
-static inline void t_mutex_test(const t_lock_ops_t * ops, void *lock, int nthreads, int iters, bool mix)
+static inline void t_mutex_test(const t_lock_ops_t * ops, void *lock, int nthreads, int iters,
+                                bool mix)
 {
     t_cs_t cs = { 0 };
     t_mutex_arg_t a = { 0 };

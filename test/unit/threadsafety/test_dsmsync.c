@@ -173,7 +173,8 @@ static void scripted_test(void)
     queue_behind_main(4);
     for (int i = 0; i < 4; i++)
         expect_applied(i, i);
-    CHECK(atomic_load(&D.combined) == 0 && atomic_load(&D.max_batch) == 1, "max_combine 0 combined");
+    CHECK(atomic_load(&D.combined) == 0 &&
+          atomic_load(&D.max_batch) == 1, "max_combine 0 combined");
 
     /* 3. max_combine 1 with A..F: A serves A,B; C serves C,D; E (next to the
      * tail F) serves only E; F itself */
@@ -396,7 +397,10 @@ static unsigned long stress_run(int nthreads, unsigned max_combine)
 
 static void stress_test(void)
 {
-    static const struct { int threads; unsigned mc; } runs[] = {
+    static const struct {
+        int threads;
+        unsigned mc;
+    } runs[] = {
         {2, 1024}, {4, 1024}, {4, 1}, {8, 2}, {16, 1024}, {16, 1}
     };
     unsigned long combined = 0;

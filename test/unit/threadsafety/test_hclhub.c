@@ -13,10 +13,25 @@
 #include "test_common.h"
 #include "cx_hclhub.h"
 
-static void hclhub_acquire(void *l) { cx_hclhub_acquire(l); }
-static void hclhub_acquire_low(void *l) { cx_hclhub_acquire_low(l); }
-static void hclhub_release(void *l) { cx_hclhub_release(l); }
-static bool hclhub_try(void *l) { return cx_hclhub_tryacquire(l); }
+static void hclhub_acquire(void *l)
+{
+    cx_hclhub_acquire(l);
+}
+
+static void hclhub_acquire_low(void *l)
+{
+    cx_hclhub_acquire_low(l);
+}
+
+static void hclhub_release(void *l)
+{
+    cx_hclhub_release(l);
+}
+
+static bool hclhub_try(void *l)
+{
+    return cx_hclhub_tryacquire(l);
+}
 
 static const t_lock_ops_t hclhub_ops = {
     "hclhub", hclhub_acquire, hclhub_release, hclhub_try, hclhub_acquire_low, NULL
@@ -31,7 +46,7 @@ static uintptr_t clh_tail(cx_clh_lock_t * c)
 
 /* ---- scripted cohort scenario ---- */
 
-#define KMAX 5                  /* threads per node in the scripted scenario */
+#define KMAX 5  /* threads per node in the scripted scenario */
 
 typedef struct {
     atomic_int node;            /* -1 until the thread asked for its node */
@@ -231,7 +246,8 @@ static void topology_real_test(void)
     unsetenv("MPICH_CX_FAKE_NUMA_NODES");
     int n = MPIR_CX_topology_init();
     CHECK(n >= 1, "init returned %d", n);
-    CHECK(MPIR_CX_topology_init() == n && MPIR_CX_topology_num_numa_nodes() == n, "count not stable");
+    CHECK(MPIR_CX_topology_init() == n &&
+          MPIR_CX_topology_num_numa_nodes() == n, "count not stable");
     for (int i = 0; i < 4; i++) {
         t_thread_t th;
         t_start(&th, i, topo_thread, NULL);

@@ -16,7 +16,7 @@
 #include "cx_lockq.h"
 #include "cx_ticket.h"
 
-void (*cx_swpq_test_hook) (cx_swpq_t * q, void *data);
+void (*cx_swpq_test_hook)(cx_swpq_t * q, void *data);
 
 static int ran[64], nran;
 
@@ -167,7 +167,7 @@ static void protocol_test(int nthreads, unsigned max_combine)
 
 /* ---- groups ---- */
 
-#define GROUP_ITEM(g, i) ((void *) (uintptr_t) ((g) * 1000 + (i) + 1))   /* never NULL */
+#define GROUP_ITEM(g, i) ((void *) (uintptr_t) ((g) * 1000 + (i) + 1))  /* never NULL */
 static cx_lockq_group_t groups[2];
 
 static void group_apply(void *descr, void *ctx)

@@ -15,39 +15,87 @@
 #include "cx_clh.h"
 #include "cx_futex.h"
 
-static void ticket_acquire(void *l) { cx_ticket_acquire(l); }
-static void ticket_release(void *l) { cx_ticket_release(l); }
-static bool ticket_try(void *l) { return cx_ticket_tryacquire(l); }
+static void ticket_acquire(void *l)
+{
+    cx_ticket_acquire(l);
+}
+
+static void ticket_release(void *l)
+{
+    cx_ticket_release(l);
+}
+
+static bool ticket_try(void *l)
+{
+    return cx_ticket_tryacquire(l);
+}
+
 static uintptr_t ticket_token(void *l)
 {
     return atomic_load(&((cx_ticket_lock_t *) l)->next);
 }
 
-static void mcs_acquire(void *l) { cx_mcs_acquire(l); }
-static void mcs_release(void *l) { cx_mcs_release(l); }
-static bool mcs_try(void *l) { return cx_mcs_tryacquire(l); }
+static void mcs_acquire(void *l)
+{
+    cx_mcs_acquire(l);
+}
+
+static void mcs_release(void *l)
+{
+    cx_mcs_release(l);
+}
+
+static bool mcs_try(void *l)
+{
+    return cx_mcs_tryacquire(l);
+}
+
 static uintptr_t mcs_token(void *l)
 {
     return (uintptr_t) atomic_load(&((cx_mcs_lock_t *) l)->tail);
 }
 
-static void clh_acquire(void *l) { cx_clh_acquire(l); }
-static void clh_release(void *l) { cx_clh_release(l); }
-static bool clh_try(void *l) { return cx_clh_tryacquire(l); }
+static void clh_acquire(void *l)
+{
+    cx_clh_acquire(l);
+}
+
+static void clh_release(void *l)
+{
+    cx_clh_release(l);
+}
+
+static bool clh_try(void *l)
+{
+    return cx_clh_tryacquire(l);
+}
+
 static uintptr_t clh_token(void *l)
 {
     return (uintptr_t) atomic_load(&((cx_clh_lock_t *) l)->tail);
 }
 
-static void futex_acquire(void *l) { cx_futex_acquire(l); }
-static void futex_release(void *l) { cx_futex_release(l); }
-static bool futex_try(void *l) { return cx_futex_tryacquire(l); }
+static void futex_acquire(void *l)
+{
+    cx_futex_acquire(l);
+}
+
+static void futex_release(void *l)
+{
+    cx_futex_release(l);
+}
+
+static bool futex_try(void *l)
+{
+    return cx_futex_tryacquire(l);
+}
 
 static const t_lock_ops_t ticket_ops = {
     "ticket", ticket_acquire, ticket_release, ticket_try, NULL, ticket_token
 };
 static const t_lock_ops_t mcs_ops = { "mcs", mcs_acquire, mcs_release, mcs_try, NULL, mcs_token };
 static const t_lock_ops_t clh_ops = { "clh", clh_acquire, clh_release, clh_try, NULL, clh_token };
+
 static const t_lock_ops_t futex_ops = {
     "futex", futex_acquire, futex_release, futex_try, NULL, NULL
 };
@@ -132,8 +180,7 @@ int main(int argc, char **argv)
     void *l0, *l1;
 
     if (argc != 3) {
-        fprintf(stderr, "usage: %s ticket|mcs|clh|futex mutex|nested|fifo|try|sleepers\n",
-                argv[0]);
+        fprintf(stderr, "usage: %s ticket|mcs|clh|futex mutex|nested|fifo|try|sleepers\n", argv[0]);
         return 2;
     }
     cx_ticket_init(&L.ticket[0]);

@@ -72,8 +72,7 @@ static void ring_test(void)
     CHECK(rings == (unsigned long) rung && rings + timeouts == parks,
           "%lu rings + %lu time-outs for %lu parks (%d rung)", rings, timeouts, parks, rung);
     /* nothing else runs here: nearly every park is rung */
-    CHECK(rung >= RING_PARKS * 9 / 10, "only %d of %d parks rung on idle cores", rung,
-          RING_PARKS);
+    CHECK(rung >= RING_PARKS * 9 / 10, "only %d of %d parks rung on idle cores", rung, RING_PARKS);
     qsort(took, RING_PARKS, sizeof(took[0]), cmp_double);
     CHECK(took[RING_PARKS / 2] < 0.002, "median park %.3f ms on idle cores",
           1e3 * took[RING_PARKS / 2]);
@@ -91,7 +90,7 @@ static int busy_round(cx_park_t * p, double *shortest, double *longest)
 {
     t_hog_t hog;
     t_hog_start(&hog);
-    t_sleep_ms(20);             /* the hog is running */
+    t_sleep_ms(20);     /* the hog is running */
     int timed_out = 0;
     for (int i = 0; i < BUSY_PARKS; i++) {
         double t0 = t_now();
@@ -146,15 +145,14 @@ static void busy_test(void)
                1e3 * longest, rounds);
     else
         printf("park busy: beside a spinning thread on one core, all %d parks of %d rounds rung "
-               "(time-outs not required under ThreadSanitizer): ok\n", rounds * BUSY_PARKS,
-               rounds);
+               "(time-outs not required under ThreadSanitizer): ok\n", rounds * BUSY_PARKS, rounds);
 }
 
 /* After a time-out, no park is due for backoff_ns (a park of 1 ns always
  * times out). */
 static void backoff_test(void)
 {
-    static cx_park_t p = CX_PARK_INITIALIZER(1L, 100000000L);    /* 1 ns, 100 ms */
+    static cx_park_t p = CX_PARK_INITIALIZER(1L, 100000000L);   /* 1 ns, 100 ms */
     CHECK(cx_park_start(&p), "sentinel did not start");
     CHECK(cx_park_due(&p), "not due before any park");
     CHECK(!cx_park(&p), "a 1 ns park was rung");
@@ -218,7 +216,7 @@ static void restart_test(void)
 {
     static cx_park_t p = CX_PARK_INITIALIZER(20000000L, 1000000L);
     int tid;
-    cx_park_stop(&p);           /* never started: nothing to do */
+    cx_park_stop(&p);   /* never started: nothing to do */
     for (int round = 0; round < 3; round++) {
         CHECK(cx_park_start(&p), "start %d", round);
         CHECK(idle_threads(&tid) == 1, "round %d: %d SCHED_IDLE threads", round,

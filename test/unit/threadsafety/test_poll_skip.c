@@ -41,7 +41,7 @@ static long long fake_clock(void)
     return fake_now;
 }
 
-static bool progress_q(cx_poll_skip_t *p, int max, long long quiet, int *shm_msgs, int *nm_msgs)
+static bool progress_q(cx_poll_skip_t * p, int max, long long quiet, int *shm_msgs, int *nm_msgs)
 {
     bool polled = false;
     fake_now += CALL_NS;
@@ -64,7 +64,7 @@ static bool progress_q(cx_poll_skip_t *p, int max, long long quiet, int *shm_msg
 }
 
 /* The same with the netmod never quiet (MPIR_CVAR_CH4_CX_NM_POLL_QUIET=0). */
-static bool progress(cx_poll_skip_t *p, int max, int *shm_msgs, int *nm_msgs)
+static bool progress(cx_poll_skip_t * p, int max, int *shm_msgs, int *nm_msgs)
 {
     return progress_q(p, max, 0, shm_msgs, nm_msgs);
 }
@@ -109,8 +109,10 @@ static void rules_test(void)
     progress(&p, max, &shm, &nm);       /* this call's shm poll finds nothing */
     for (int i = 0; i < 20; i++)
         CHECK(progress(&p, max, &shm, &nm), "idle shared memory, call %d skipped", i);
-    CHECK(p.quiet_skipped_total == 0, "%u quiet skips counted with quiet off", p.quiet_skipped_total);
-    printf("rules: max 0, no shm poll, streaming (max skips in a row), busy netmod, idle shm: ok\n");
+    CHECK(p.quiet_skipped_total == 0, "%u quiet skips counted with quiet off",
+          p.quiet_skipped_total);
+    printf
+        ("rules: max 0, no shm poll, streaming (max skips in a row), busy netmod, idle shm: ok\n");
 }
 
 static void delay_test(void)
@@ -123,7 +125,7 @@ static void delay_test(void)
             int shm = 1 << 20, nm = 0;
             for (int i = 0; i < warm; i++)
                 progress(&p, max, &shm, &nm);
-            nm = 1;             /* a network message arrives */
+            nm = 1;     /* a network message arrives */
             int calls = 0;
             while (nm > 0) {
                 progress(&p, max, &shm, &nm);
@@ -156,7 +158,8 @@ static void delay_test(void)
               "max %d: %d netmod polls in %d streaming calls, expected about %.0f", max, polled,
               calls, expect);
     }
-    printf("delay: netmod traffic waits at most max+1 calls while shm streams, none when idle: ok\n");
+    printf
+        ("delay: netmod traffic waits at most max+1 calls while shm streams, none when idle: ok\n");
 }
 
 static void quiet_test(void)
@@ -233,6 +236,7 @@ static long long real_clock(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec + 1;
 }
+
 static pthread_mutex_t vci_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int shm_left = 1 << 30;
 

@@ -48,17 +48,46 @@ static pthread_mutex_t ext_mutex = PTHREAD_MUTEX_INITIALIZER;
 static cx_clhub_lock_t ext_clhub;
 static cx_ticket_lock_t ext_ticket;
 
-static void mutex_lock(void *p) { pthread_mutex_lock(p); }
-static void mutex_unlock(void *p) { pthread_mutex_unlock(p); }
-static void clhub_lock(void *p) { cx_clhub_acquire(p); }
-static void clhub_lock_low(void *p) { cx_clhub_acquire_low(p); }
-static void clhub_unlock(void *p) { cx_clhub_release(p); }
-static void ticket_lock(void *p) { cx_ticket_acquire(p); }
-static void ticket_unlock(void *p) { cx_ticket_release(p); }
+static void mutex_lock(void *p)
+{
+    pthread_mutex_lock(p);
+}
+
+static void mutex_unlock(void *p)
+{
+    pthread_mutex_unlock(p);
+}
+
+static void clhub_lock(void *p)
+{
+    cx_clhub_acquire(p);
+}
+
+static void clhub_lock_low(void *p)
+{
+    cx_clhub_acquire_low(p);
+}
+
+static void clhub_unlock(void *p)
+{
+    cx_clhub_release(p);
+}
+
+static void ticket_lock(void *p)
+{
+    cx_ticket_acquire(p);
+}
+
+static void ticket_unlock(void *p)
+{
+    cx_ticket_release(p);
+}
 
 static const ext_lock_t lock_mutex = { "mutex", mutex_lock, mutex_lock, mutex_unlock, &ext_mutex };
-static const ext_lock_t lock_clhub = { "clhub", clhub_lock, clhub_lock_low, clhub_unlock, &ext_clhub };
-static const ext_lock_t lock_ticket = { "ticket", ticket_lock, ticket_lock, ticket_unlock, &ext_ticket };
+static const ext_lock_t lock_clhub =
+    { "clhub", clhub_lock, clhub_lock_low, clhub_unlock, &ext_clhub };
+static const ext_lock_t lock_ticket =
+    { "ticket", ticket_lock, ticket_lock, ticket_unlock, &ext_ticket };
 
 static const ext_lock_t *X;     /* the external lock in use */
 
@@ -210,7 +239,7 @@ static void progress_loop(actor_t * a, op_t * ops, int nops, cx_scount_t * sc)
             cx_reactivation_polled(&R);
             X->unlock(X->ctx);
             sched_yield();
-            while (atomic_load(&server_stuck)) {    /* blocked elsewhere */
+            while (atomic_load(&server_stuck)) {        /* blocked elsewhere */
                 atomic_store(&server_is_stuck, 1);
                 sched_yield();
             }
@@ -278,7 +307,8 @@ static void *nic_thread(void *p)
         for (int t = 0; t < nactors; t++) {
             for (int k = 0; k <= MAXOPS; k++) {
                 op_t *op = k < MAXOPS ? &A[t].ops[k] : &A[t].inner;
-                if (atomic_load(&op->posted) && !atomic_load(&op->arrived) && t_rand(&seed) % 3 == 0)
+                if (atomic_load(&op->posted) && !atomic_load(&op->arrived) &&
+                    t_rand(&seed) % 3 == 0)
                     atomic_store(&op->arrived, 1);
             }
         }
@@ -289,7 +319,8 @@ static void *nic_thread(void *p)
 
 static void world_init(int n, int kind)
 {
-    R = (cx_reactivation_t) { 0 };
+    R = (cx_reactivation_t) {
+    0};
     nservers = 0;
     nactors = n;
     nested_polls = nested_serves = nested_sleeps = 0;
@@ -529,7 +560,8 @@ static void unit_test(void)
     cx_reactivation_t r;
     cx_scount_t c[3];
 
-    r = (cx_reactivation_t) { 0 };
+    r = (cx_reactivation_t) {
+    0};
     for (int i = 0; i < 3; i++)
         cx_scount_init(&c[i], i == 1 ? CX_SCOUNT_KSC : CX_SCOUNT_USC);
 
@@ -620,8 +652,8 @@ static void unit_test(void)
     woken = cx_scount_wait_timed(&c[0], mutex_unlock, mutex_lock, &m, 20000000L);
     waited = t_now() - t0;
     pthread_mutex_unlock(&m);
-    CHECK(!woken && waited >= 0.019 && waited < 5.0, "USC timed wait: woken %d after %.4f s of 0.02",
-          woken, waited);
+    CHECK(!woken && waited >= 0.019 &&
+          waited < 5.0, "USC timed wait: woken %d after %.4f s of 0.02", woken, waited);
     cx_reactivation_signal(&r, &c[0]);
     pthread_mutex_lock(&m);
     woken = cx_scount_wait_timed(&c[0], mutex_unlock, mutex_lock, &m, 10L * 1000000000L);
@@ -735,7 +767,8 @@ static void *idle_moves(void *arg)
     /* a thread under another policy is left alone */
     struct sched_param p = { 0 };
     CHECK(sched_setscheduler(0, SCHED_BATCH, &p) == 0, "SCHED_BATCH");
-    CHECK(!cx_server_sched_check(&s, nice) && !cx_server_sched_idle(&s), "moved a SCHED_BATCH thread");
+    CHECK(!cx_server_sched_check(&s, nice) &&
+          !cx_server_sched_idle(&s), "moved a SCHED_BATCH thread");
     CHECK(policy_now() == SCHED_BATCH, "SCHED_BATCH thread changed");
     return NULL;
 }
@@ -776,7 +809,7 @@ static void *kicked_fn(void *arg)
     double *took = arg;
     cx_server_sched_t s;
     CHECK(cx_server_sched_check(&s, cx_server_sched_nice()), "not eligible");
-    usleep(20000);              /* the hog is running */
+    usleep(20000);      /* the hog is running */
     double t0 = t_now();
     cx_idle_watchdog_arm(&wd, cx_idle_watchdog_gettid());
     CHECK(cx_server_sched_idle(&s), "move to SCHED_IDLE refused");
@@ -803,7 +836,7 @@ static void watchdog_test(void)
         t_hog_stop(&hog);
         CHECK(took[i] < 0.2, "a thread at SCHED_IDLE beside a hog waited %.3f s for the watchdog",
               took[i]);
-        usleep(30000);          /* the watchdog goes to sleep in between: it must wake */
+        usleep(30000);  /* the watchdog goes to sleep in between: it must wake */
     }
     unsigned long kicks = atomic_load(&wd.kicks);
     CHECK(kicks >= 3, "%lu kicks for 3 idle threads", kicks);
@@ -827,7 +860,7 @@ static void idle_test(void)
         watchdog_test();
     }
     CHECK(policy_now() == SCHED_OTHER, "the caller's policy changed");
-    fflush(stdout);             /* the child must not print it again */
+    fflush(stdout);     /* the child must not print it again */
     pid_t pid = fork();
     CHECK(pid >= 0, "fork");
     if (pid == 0)

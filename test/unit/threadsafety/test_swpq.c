@@ -12,7 +12,7 @@
 #include "test_common.h"
 #include "cx_swpq.h"
 
-void (*cx_swpq_test_hook) (cx_swpq_t * q, void *data);
+void (*cx_swpq_test_hook)(cx_swpq_t * q, void *data);
 
 #define ITEM(p, s) ((void *) (((uintptr_t) (p) << 32) | (uintptr_t) ((s) + 1)))
 #define ITEM_PRODUCER(d) ((int) ((uintptr_t) (d) >> 32))
@@ -100,7 +100,8 @@ static void mpsc_test(int nproducers, int per_producer)
     CHECK(!cx_swpq_dequeue(&M.q, &d) && cx_swpq_is_empty(&M.q), "extra items after the last");
     pthread_barrier_destroy(&M.start);
     cx_swpq_destroy(&M.q);
-    printf("swpq mpsc: %d producers x %d: per-producer FIFO, no loss: ok\n", nproducers, per_producer);
+    printf("swpq mpsc: %d producers x %d: per-producer FIFO, no loss: ok\n", nproducers,
+           per_producer);
 }
 
 /* ---- producer stopped between swap and link ---- */
