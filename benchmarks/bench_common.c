@@ -40,6 +40,7 @@ static void usage(const char *name, FILE * f)
             "  --buffers separate|one  pingpong latency: each rank sends from one buffer and\n"
             "                    receives into another (separate, as OSU's osu_latency), or\n"
             "                    sends the buffer it received into (one)\n"
+            "  --mode M          cab_bench: pingpong|third-party|noncontig|accumulate\n"
             "  --quick           small sizes and few iterations (smoke test)\n"
             "Output: '#' lines, then CSV rows bench,case,x,metric,value,unit (rank 0).\n", name);
 }
@@ -131,6 +132,7 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
         {"seed", required_argument, 0, 'r'},
         {"peer", required_argument, 0, 'p'},
         {"buffers", required_argument, 0, 'b'},
+        {"mode", required_argument, 0, 'm'},
         {"quick", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}
@@ -184,6 +186,11 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
                     die_usage(name, "--buffers is not an option of %s", name);
                 o->buffers = one_of(name, "buffers", optarg, buffers);
                 break;
+            case 'm':
+                if (!o->modes)
+                    die_usage(name, "--mode is not an option of %s", name);
+                o->mode = one_of(name, "mode", optarg, o->modes);
+                break;
             case 'q':
                 o->quick = 1;
                 break;
@@ -209,7 +216,7 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
                    thread_level);
     if (o->threads > 1 && provided < MPI_THREAD_MULTIPLE)
         bench_fail("--threads %d needs MPI_THREAD_MULTIPLE", o->threads);
-    if (o->nranks != 2)
+    if (o->any_ranks ? o->nranks < 2 : o->nranks != 2)
         bench_fail("%s runs on exactly 2 ranks (mpiexec -n 2), not %d", name, o->nranks);
 }
 

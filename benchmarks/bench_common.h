@@ -35,6 +35,9 @@ typedef struct {
     const char *peer;           /* remote | self (mt_msgrate) */
     const char *buffers;        /* separate | one (pingpong) */
     int per_thread_comm;        /* 1: a communicator per thread, 0: a tag per thread */
+    const char *mode;           /* what to measure (cab_bench); NULL: no --mode */
+    const char *const *modes;   /* its accepted values */
+    int any_ranks;              /* 1: runs on 2 or more ranks, else on exactly 2 */
     int quick;                  /* smoke-test sizes */
     unsigned seed;              /* for shuffles */
     int rank, nranks;

@@ -16,11 +16,12 @@
  *     MPI_ANY_SOURCE; the unexpected path; MPI_Ssend; eight messages in
  *     flight received in reverse order; the sender reusing its buffer right
  *     after MPI_Wait;
- *   shared copies: those contiguous at both ends and at least two
- *     MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK long must grow cx_pip_shared_copies
- *     exactly; twenty blocking 4 MiB sends report the bytes their sender
- *     copied (cx_pip_help_bytes; test/mpi/run requires some with 2 ranks
- *     on 2 cores, where the sender waits on a core of its own);
+ *   copy tasks (CAB-MPI): single copies contiguous at both ends and of at
+ *     least MPIR_CVAR_CH4_CX_STEAL_THRESHOLD bytes must grow cx_steal_tasks
+ *     exactly (the 16-byte pieces of the vector test are too small to
+ *     share); twenty blocking 4 MiB sends report the bytes their sender
+ *     stole while waiting (cx_steal_bytes; test/mpi/run requires some with
+ *     2 ranks on 2 cores, where the sender waits on a core of its own);
  *   rma: MPI_Win_create on malloc'd memory, then a dynamic window with the
  *     same memory attached: Put, Get, Accumulate under fence, Fetch_and_op,
  *     Compare_and_swap and a 1 MiB Put under passive-target locks;
@@ -30,25 +31,25 @@
 #define _GNU_SOURCE
 #include "mpitest.h"
 #include <stdint.h>
-#include <strings.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
 static int rank, size, peer = -1;
 static int peer_same;           /* the peer is a task of this process */
-static long threshold = 32768, chunk = 16384;
-static int enabled = 1;
-static long long want_copies, want_bytes, want_shared;
+static long threshold = 32768, steal_threshold = 65536;
+static int enabled = 1, steal = 1;
+static long long want_copies, want_bytes, want_tasks;
 
 /* A message of n bytes this rank received from src; contig: contiguous at
- * both ends, so a copy of at least two chunks is shared with the sender. */
+ * both ends, so a copy of at least the stealing threshold is a task. */
 static void received(int src_same, long n, int contig)
 {
     if (enabled && src_same && n >= threshold) {
         want_copies++;
         want_bytes += n;
-        if (contig && chunk > 0 && n >= 2 * chunk)
-            want_shared++;
+        if (contig && steal && n >= steal_threshold && n > 0)
+            want_tasks++;
     }
 }
 
@@ -215,8 +216,8 @@ static void test_any_source_unexpected_ssend(void)
         long copied = mt_pvar_read("cx_pip_copies") - copies_before;
         want_copies += copied;
         want_bytes += copied * n;
-        if (chunk > 0 && n >= 2 * chunk)
-            want_shared += copied;
+        if (steal && n >= steal_threshold)
+            want_tasks += copied;
     }
     free(b);
 }
@@ -248,15 +249,15 @@ static void test_in_flight(void)
         free(b[k]);
 }
 
-/* The sender helps copy: the lower rank of each pair sends 4 MiB with
- * blocking sends, so it waits inside MPI while its peer copies.  Returns
- * the bytes the sender copied itself (cx_pip_help_bytes). */
-static long long test_help(void)
+/* The sender steals: the lower rank of each pair sends 4 MiB with blocking
+ * sends, so it waits inside MPI while its peer copies.  Returns the bytes
+ * the sender stole (cx_steal_bytes). */
+static long long test_blocking_sender(void)
 {
     enum { REPS = 20 };
     long n = 4 << 20;
     unsigned char *b = malloc(n);
-    long long before = mt_pvar_read("cx_pip_help_bytes");
+    long long before = mt_pvar_read("cx_steal_bytes");
     for (int i = 0; i < REPS; i++) {
         if (rank < peer) {
             fill(b, n, 60 + i);
@@ -265,12 +266,12 @@ static long long test_help(void)
             memset(b, 0, n);
             MPI_Recv(b, (int) n, MPI_BYTE, peer, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             long bad = bad_bytes(b, n, 60 + i);
-            MT_CHECK(bad < 0, "shared copy %d: byte %ld wrong", i, bad);
+            MT_CHECK(bad < 0, "4 MiB copy %d: byte %ld wrong", i, bad);
             received(peer_same, n, 1);
         }
     }
     free(b);
-    return mt_pvar_read("cx_pip_help_bytes") - before;
+    return mt_pvar_read("cx_steal_bytes") - before;
 }
 
 /* Window displacements of element i at target t: indices for a created
@@ -369,11 +370,12 @@ int main(int argc, char **argv)
     e = getenv("MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD");
     if (e)
         threshold = atol(e);
-    e = getenv("MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK");
+    e = getenv("MPIR_CVAR_CH4_CX_STEAL_THRESHOLD");
     if (e)
-        chunk = atol(e);
-    e = getenv("MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM");
-    int stream = e && (atoi(e) || !strcasecmp(e, "true") || !strcasecmp(e, "yes"));
+        steal_threshold = atol(e);
+    e = getenv("MPIR_CVAR_CH4_CX_STEAL");
+    if (e)
+        steal = strcmp(e, "off") != 0;
 
     /* who shares this address space: the kernel's process id */
     int tgid = (int) syscall(SYS_getpid), *tgids = malloc(size * sizeof(int));
@@ -387,10 +389,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < node_size; i++)
         node_same &= node_tgids[i] == tgid;
     long long copies0 = mt_pvar_read("cx_pip_copies"), bytes0 = mt_pvar_read("cx_pip_copy_bytes");
-    long long shared0 = mt_pvar_read("cx_pip_shared_copies"), helped = 0;
-    long long streamed0 = mt_pvar_read("cx_pip_stream_copies");
-    MT_CHECK(copies0 >= 0 && bytes0 >= 0 && shared0 >= 0 &&
-             mt_pvar_read("cx_pip_help_bytes") >= 0, "the cx_pip pvars are missing");
+    long long tasks0 = mt_pvar_read("cx_steal_tasks"), stolen = 0;
+    MT_CHECK(copies0 >= 0 && bytes0 >= 0 && tasks0 >= 0 && mt_pvar_read("cx_steal_bytes") >= 0,
+             "the cx_pip and cx_steal pvars are missing");
 
     if ((rank ^ 1) < size) {
         peer = rank ^ 1;
@@ -404,7 +405,7 @@ int main(int argc, char **argv)
                 exchange(sizes[i], i);
         test_noncontig();
         test_truncation();
-        helped = test_help();
+        stolen = test_blocking_sender();
     }
     if (size % 2 == 0) {
         test_any_source_unexpected_ssend();
@@ -416,30 +417,20 @@ int main(int argc, char **argv)
              "single copies: %lld messages, %lld bytes; expected %lld, %lld (peer %d %s)",
              copies, bytes, want_copies, want_bytes, peer,
              peer_same ? "in this process" : "in another process");
-    long long shared = mt_pvar_read("cx_pip_shared_copies") - shared0;
-    MT_CHECK(shared == want_shared, "shared single copies: %lld, expected %lld", shared,
-             want_shared);
-    /* every shared copy streams with MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM (x86-64), none without */
-    long long streamed = mt_pvar_read("cx_pip_stream_copies") - streamed0;
-#if defined(__x86_64__)
-    long long want_streamed = stream ? want_shared : 0;
-#else
-    long long want_streamed = 0;
-#endif
-    MT_CHECK(streamed0 >= 0 && streamed == want_streamed,
-             "streamed shared copies: %lld, expected %lld", streamed, want_streamed);
-    MT_CHECK(helped >= 0 && helped <= 20LL * (4 << 20), "helped %lld bytes", helped);
-    if (!(enabled && peer_same && chunk > 0))
-        MT_CHECK(helped == 0, "helped %lld bytes without sharing", helped);
+    long long tasks = mt_pvar_read("cx_steal_tasks") - tasks0;
+    MT_CHECK(tasks == want_tasks, "copy tasks: %lld, expected %lld", tasks, want_tasks);
+    MT_CHECK(stolen >= 0 && stolen <= 20LL * (4 << 20), "stole %lld bytes", stolen);
+    if (!(enabled && peer_same && steal))
+        MT_CHECK(stolen == 0, "stole %lld bytes without stealing", stolen);
     test_rma(node_same, 0);
     test_rma(node_same, 1);
 
     int errs = mt_errors, all;
     MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("single copies on rank 0: %lld (%lld bytes), %lld shared, %lld streamed\n", copies,
-               bytes, shared, streamed);
-        printf("rank 0 copied %lld bytes of its own sends\n", helped);
+        printf("single copies on rank 0: %lld (%lld bytes), %lld copy tasks\n", copies, bytes,
+               tasks);
+        printf("rank 0 stole %lld bytes while waiting in its own sends\n", stolen);
         if (all == 0)
             printf("No Errors\n");
     }

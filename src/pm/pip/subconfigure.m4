@@ -3,6 +3,7 @@ dnl MPICH-CX: PiP (process-in-process).  --enable-pip builds mpich-cx-piphost
 dnl and makes the compiler wrappers build loadable programs; it needs
 dnl glibc's dlmopen and memfd_create on x86_64 or aarch64 Linux.
 dnl Default: on where those exist, off (with a notice) elsewhere.
+dnl --enable-cx-steal (CAB-MPI, default: with PiP) is decided here too.
 
 AC_DEFUN([PAC_SUBCFG_PREREQ_]PAC_SUBCFG_AUTO_SUFFIX,[
 ])
@@ -54,6 +55,22 @@ if test "$enable_pip" = "yes" ; then
 fi
 AC_SUBST([CX_PIP_CFLAGS])
 AC_SUBST([CX_PIP_LDFLAGS])
+
+dnl CAB-MPI: ranks idle in MPI steal copy and reduction work from PiP peers
+dnl (MPIR_CVAR_CH4_CX_STEAL picks the strategy at run time).
+AC_ARG_ENABLE([cx-steal],
+    [AS_HELP_STRING([--enable-cx-steal],
+        [MPICH-CX: CAB-MPI work stealing between PiP tasks (default: with PiP)])],
+    [], [enable_cx_steal=$enable_pip])
+case "$enable_cx_steal" in
+    yes)
+        if test "$enable_pip" != "yes" ; then
+            AC_MSG_ERROR([--enable-cx-steal needs PiP, which is disabled${cx_pip_why:+ ($cx_pip_why)}: drop --enable-cx-steal or --disable-pip.])
+        fi
+        AC_DEFINE([MPIDI_CX_STEAL], [1], [Define to compile in CAB-MPI work stealing]) ;;
+    no) ;;
+    *) AC_MSG_ERROR([--enable-cx-steal=$enable_cx_steal: give yes or no (or --disable-cx-steal)]) ;;
+esac
 
 ])dnl end _BODY
 

@@ -3,8 +3,7 @@
 # (any build), then, where PiP is built, its tests.
 bad_cvar mpi/cvar/bad-pip-threshold MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD -5 "Invalid value '-5' of MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD; valid values: a message size in bytes, 0 or more"
 bad_cvar mpi/cvar/bad-pip-enable MPIR_CVAR_CH4_CX_PIP_ENABLE 2 "Invalid value '2' of MPIR_CVAR_CH4_CX_PIP_ENABLE; valid values: 1 (single copy between tasks) or 0 (off)"
-bad_cvar mpi/cvar/bad-pip-stream MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM maybe "Unable to parse environment variable (MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM)"
-bad_cvar mpi/cvar/bad-pip-share-chunk MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK -3 "Invalid value '-3' of MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK; valid values: a chunk size in bytes, or 0 for no sharing"
+bad_cvar mpi/cvar/bad-steal-stream MPIR_CVAR_CH4_CX_STEAL_STREAM maybe "Unable to parse environment variable (MPIR_CVAR_CH4_CX_STEAL_STREAM)"
 
 # PiP (doc/user/pip.md): mpiexec -pip (or HYDRA_PIP=1) starts the ranks of a node
 # as tasks of mpich-cx-piphost processes, up to 15 each.
@@ -27,7 +26,7 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     pip_run two-hosts 300 "$ok"' && [ "$(grep -c "of a host with 15 ranks" <<<"$out")" = 15 ] &&
         [ "$(grep -c "of a host with 1 ranks" <<<"$out")" = 1 ]' -pip -n 16 "$work/mpi/pip_basic"
     pip_run extensions-line 120 '[ $rc = 0 ] &&
-        grep -q "^MPICH-CX Extensions:.*, pip (task 1 of 2 in this process, single copy from 32768 bytes, shared in 16384-byte chunks with 1 peer tasks)$" <<<"$out"' \
+        grep -q "^MPICH-CX Extensions:.*, pip (task 1 of 2 in this process, single copy from 32768 bytes, throughput stealing from 65536 bytes with 1 peer tasks)$" <<<"$out"' \
         -pip -n 2 "$work/mpi/library_version" -v
     # (stdout is unbuffered after MPI_Init, with or without -pip, so puts()
     # writes a line in two pieces, and Hydra may label the second one too)
@@ -76,16 +75,16 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     pip_run matching 180 "$ok" -pip -n 2 "$work/mpi/match_order"
     # single copy (pip_copy.c works out from the kernel's process ids which
     # peers are tasks of its process, and checks the pvars count exactly those);
-    # with 2 tasks on 2 cores a blocking sender has a core to help copy with
-    pip_run single-copy 180 "$ok"' && grep -q "^single copies on rank 0: [1-9].*, [1-9][0-9]* shared" <<<"$out" &&
-        grep -q "^rank 0 copied [1-9][0-9]* bytes of its own sends" <<<"$out"' \
+    # with 2 tasks on 2 cores a blocking sender has a core to steal chunks of
+    # its receiver's copy with (CAB-MPI; more in steal.sh)
+    pip_run single-copy 180 "$ok"' && grep -q "^single copies on rank 0: [1-9].*, [1-9][0-9]* copy tasks" <<<"$out" &&
+        grep -q "^rank 0 stole [1-9][0-9]* bytes while waiting in its own sends" <<<"$out"' \
         -pip -n 2 "$work/mpi/pip_copy"
-    pip_run single-copy-unshared 180 "$ok"' && grep -q "^single copies on rank 0: [1-9].*, 0 shared" <<<"$out" &&
-        grep -q "^rank 0 copied 0 bytes" <<<"$out"' \
-        -pip -n 2 -genv MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK 0 "$work/mpi/pip_copy"
-    pip_run single-copy-stream 180 "$ok"' && grep -q "^single copies on rank 0: [1-9].*, \([1-9][0-9]*\) shared, \1 streamed" <<<"$out" &&
-        grep -q "^rank 0 copied [1-9][0-9]* bytes of its own sends" <<<"$out"' \
-        -pip -n 2 -genv MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM 1 "$work/mpi/pip_copy"
+    pip_run single-copy-unstolen 180 "$ok"' && grep -q "^single copies on rank 0: [1-9].*, 0 copy tasks" <<<"$out" &&
+        grep -q "^rank 0 stole 0 bytes" <<<"$out"' \
+        -pip -n 2 -genv MPIR_CVAR_CH4_CX_STEAL off "$work/mpi/pip_copy"
+    pip_run single-copy-stream 180 "$ok"' && grep -q "^rank 0 stole [1-9][0-9]* bytes" <<<"$out"' \
+        -pip -n 2 -genv MPIR_CVAR_CH4_CX_STEAL_STREAM 1 "$work/mpi/pip_copy"
     pip_run single-copy-4 180 "$ok" -pip -n 4 "$work/mpi/pip_copy"
     pip_run single-copy-two-hosts 300 "$ok" -pip -n 16 "$work/mpi/pip_copy"
     pip_run single-copy-all-sizes 180 "$ok" -pip -n 2 -genv MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD 0 \

@@ -136,8 +136,7 @@ static size_t owner_copy(size_t n, size_t chunk, int reverse, int seg, int sleep
         nd = make_segs(ds, 1024, dst, n, 0);
     }
     MPIDI_PIPI_task_t *t = aligned_alloc(64, sizeof(*t));
-    MPIDI_PIPI_task_init(t, MPIDI_PIPI_TASK_COPY, n, chunk, seg ? ss : &s1, ns, seg ? ds : &d1,
-                         nd);
+    MPIDI_PIPI_task_init(t, MPIDI_PIPI_TASK_COPY, n, chunk, seg ? ss : &s1, ns, seg ? ds : &d1, nd);
     t->reverse = reverse;
     MPIDI_PIPI_taskq_publish(&queue, t);
     if (sleepy)
@@ -247,8 +246,7 @@ static void test_reduce(void)
         free(t);
         size_t bad = SIZE_MAX;
         for (size_t i = 0; i < n && bad == SIZE_MAX; i++)
-            if (dst[i] != (unsigned char) (i * 5 + 1) ||
-                (get && ref[i] != (unsigned char) (i * 5)))
+            if (dst[i] != (unsigned char) (i * 5 + 1) || (get && ref[i] != (unsigned char) (i * 5)))
                 bad = i;
         CHECK(bad == SIZE_MAX, "reduction %d (%zu bytes, %zu-byte elements): byte %zu", it, n,
               elem, bad);
@@ -271,8 +269,10 @@ static void test_window(void)
             for (size_t i = 0; i < N; i++)
                 src[w * N + i] = (unsigned char) (i * 13 + w + it);
             memset(dst + w * N, 0xee, N);
-            s1[w] = (MPIDI_PIPI_seg_t) { (char *) src + w * N, N };
-            d1[w] = (MPIDI_PIPI_seg_t) { (char *) dst + w * N, N };
+            s1[w] = (MPIDI_PIPI_seg_t) {
+            (char *) src + w * N, N};
+            d1[w] = (MPIDI_PIPI_seg_t) {
+            (char *) dst + w * N, N};
             t[w] = aligned_alloc(64, sizeof(*t[w]));
             MPIDI_PIPI_task_init(t[w], MPIDI_PIPI_TASK_COPY, N, 2048, &s1[w], 1, &d1[w], 1);
             MPIDI_PIPI_taskq_publish(&queue, t[w]);
@@ -305,8 +305,10 @@ static int local_idx[NR], remote_idx[NR];
 static MPIDI_PIPI_task_t *post_task(int r, size_t n, size_t chunk)
 {
     static MPIDI_PIPI_seg_t s1, d1;
-    s1 = (MPIDI_PIPI_seg_t) { (char *) src, n };
-    d1 = (MPIDI_PIPI_seg_t) { (char *) dst, n };
+    s1 = (MPIDI_PIPI_seg_t) {
+    (char *) src, n};
+    d1 = (MPIDI_PIPI_seg_t) {
+    (char *) dst, n};
     MPIDI_PIPI_task_t *t = aligned_alloc(64, sizeof(*t));
     MPIDI_PIPI_task_init(t, MPIDI_PIPI_TASK_COPY, n, chunk, &s1, 1, &d1, 1);
     MPIDI_PIPI_taskq_publish(&ranks[r].q, t);
@@ -324,6 +326,7 @@ static void drop_task(int r, MPIDI_PIPI_task_t * t)
 static void test_victims(void)
 {
     MPIDI_PIPI_steal_world_t w;
+    unsigned rng = 2463534242u;
     memset(ranks, 0, sizeof(ranks));
     for (int i = 0; i < NR; i++) {
         rank_ptrs[i] = &ranks[i];
@@ -340,14 +343,14 @@ static void test_victims(void)
     /* localized: only ranks 1-3 are tried, one of them per attempt */
     MPIDI_PIPI_task_t *t = post_task(5, 64 * 1024, 4096);
     for (int i = 0; i < 100; i++) {
-        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w);
+        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w, &rng);
         CHECK(r.bytes == 0, "localized stole from remote rank 5");
     }
     drop_task(5, t);
     t = post_task(2, MAX_SIZE, 512);
     int hits = 0;
     for (int i = 0; i < 300; i++)
-        hits += MPIDI_PIPI_steal_once(&w).bytes != 0;
+        hits += MPIDI_PIPI_steal_once(&w, &rng).bytes != 0;
     CHECK(hits > 30 && hits < 300, "localized: %d of 300 attempts hit rank 2 (1 in 3 expected)",
           hits);
     drop_task(2, t);
@@ -358,7 +361,7 @@ static void test_victims(void)
     t = post_task(6, MAX_SIZE, 512);
     hits = 0;
     for (int i = 0; i < 300; i++) {
-        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w);
+        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w, &rng);
         hits += r.bytes != 0;
         CHECK(!r.bytes || r.remote, "mixed: a remote steal not flagged remote");
     }
@@ -368,7 +371,7 @@ static void test_victims(void)
     /* the tail of a task stays local: fewer than 3 chunks left */
     t = post_task(6, 2 * 4096, 4096);
     for (int i = 0; i < 100; i++)
-        CHECK(MPIDI_PIPI_steal_once(&w).bytes == 0, "remote steal of a 2-chunk task");
+        CHECK(MPIDI_PIPI_steal_once(&w, &rng).bytes == 0, "remote steal of a 2-chunk task");
     drop_task(6, t);
 
     /* throughput-aware: node 1 has 4 active ranks, N_saturate 2: denied */
@@ -376,7 +379,7 @@ static void test_victims(void)
     t = post_task(6, MAX_SIZE, 512);
     int denied = 0;
     for (int i = 0; i < 300; i++) {
-        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w);
+        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w, &rng);
         CHECK(r.bytes == 0, "throughput: stole from a saturated node");
         denied += r.denied;
     }
@@ -385,20 +388,20 @@ static void test_victims(void)
     ranks[4].active = ranks[5].active = ranks[7].active = 0;
     hits = 0;
     for (int i = 0; i < 300; i++)
-        hits += MPIDI_PIPI_steal_once(&w).bytes != 0;
+        hits += MPIDI_PIPI_steal_once(&w, &rng).bytes != 0;
     CHECK(hits > 30, "throughput: %d of 300 attempts stole from an unsaturated node", hits);
     /* another rank is checking node 1: follow its last verdict */
     ranks[4].numa_checking = 1;
     ranks[4].numa_allow = 0;
     for (int i = 0; i < 100; i++)
-        CHECK(MPIDI_PIPI_steal_once(&w).bytes == 0, "stole while another check said no");
+        CHECK(MPIDI_PIPI_steal_once(&w, &rng).bytes == 0, "stole while another check said no");
     ranks[4].numa_checking = 0;
     drop_task(6, t);
 
     w.strategy = MPIDI_PIPI_STEAL_OFF;
     t = post_task(1, 64 * 1024, 4096);
     for (int i = 0; i < 50; i++)
-        CHECK(MPIDI_PIPI_steal_once(&w).bytes == 0, "stole with stealing off");
+        CHECK(MPIDI_PIPI_steal_once(&w, &rng).bytes == 0, "stole with stealing off");
     drop_task(1, t);
     CHECK(MPIDI_PIPI_steal_world_init(&w, 1, 2, rank_ptrs, NR, NR, local_idx, remote_idx,
                                       hosts) == -1, "init accepted a rank outside the map");

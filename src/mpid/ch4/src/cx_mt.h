@@ -10,6 +10,7 @@
 #define CX_MT_H_INCLUDED
 
 #include "cx_mt_ops.h"
+#include "../shm/ipc/pip/pip_steal_hooks.h"
 
 enum {
     MPIDI_CX_MT_DIRECT,
@@ -123,11 +124,27 @@ int MPIDI_CX_rank_yield_init_world(void);
 void MPIDI_CX_rank_yield_now(void);
 void MPIDI_CX_rank_yield_register_pvars(void);
 
-/* MPID_Progress_wait, after a poll that found nothing. */
+/* A blocking wait (MPID_Progress_wait, RMA synchronization, shared-memory
+ * collectives) after a poll that found nothing: an idle rank takes a chunk
+ * of a busy local rank's work (CAB-MPI, pip_steal.c) and yields its core
+ * only when there was none. */
 MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_yield(void)
 {
+#ifdef MPIDI_CX_STEAL
+    if (unlikely(MPIDI_PIP_steal_on) && MPIDI_PIP_steal_idle())
+        return;
+#endif
     if (unlikely(MPIDI_CX_rank_yield_on))
         MPIDI_CX_rank_yield_now();
+}
+
+/* The blocking wait is over: the rank is possibly active again. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_wait_done(void)
+{
+#ifdef MPIDI_CX_STEAL
+    if (unlikely(MPIDI_PIP_steal_on))
+        MPIDI_PIP_steal_wait_done();
+#endif
 }
 
 void MPIDI_CX_resolve_issued(int vci);

@@ -4,8 +4,10 @@
 
 noinst_HEADERS += src/mpid/ch4/shm/ipc/pip/pip_pre.h \
                   src/mpid/ch4/shm/ipc/pip/pip_post.h \
-                  src/mpid/ch4/shm/ipc/pip/pip_share.h
+                  src/mpid/ch4/shm/ipc/pip/pip_steal.h \
+                  src/mpid/ch4/shm/ipc/pip/pip_steal_victim.h \
+                  src/mpid/ch4/shm/ipc/pip/pip_steal_hooks.h
 
 mpi_core_sources += src/mpid/ch4/shm/ipc/pip/pip_init.c \
-                    src/mpid/ch4/shm/ipc/pip/pip_share.c \
+                    src/mpid/ch4/shm/ipc/pip/pip_steal.c \
                     src/mpid/ch4/shm/ipc/pip/pip_win.c

@@ -39,11 +39,7 @@ int MPIDI_PIP_init_local(void)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD",
                                          MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD,
                                          "a message size in bytes, 0 or more");
-    if (MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK < 0)
-        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK",
-                                         MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK,
-                                         "a chunk size in bytes, or 0 for no sharing");
-    return MPI_SUCCESS;
+    return MPIDI_PIP_steal_init_local();
 }
 
 /* Collective over the node's ranks once MPIDU_Init_shm is up: everyone
@@ -54,8 +50,6 @@ int MPIDI_PIP_init_world(void)
     MPIDI_PIP_global_t *g = &MPIDI_PIP_global;
 
     g->threshold = SIZE_MAX;
-    g->share_chunk = 0;
-    g->share_stream = 0;
     g->n_peers = 0;
     g->same_space = NULL;
     g->world_size = MPIR_Process.size;
@@ -89,13 +83,10 @@ int MPIDI_PIP_init_world(void)
     }
     mpi_errno = MPIDU_Init_shm_barrier();
     MPIR_ERR_CHECK(mpi_errno);
-    if (g->n_peers) {
+    if (g->n_peers)
         g->threshold = (size_t) MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD;
-        g->share_chunk = (size_t) MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK;
-#if defined(__x86_64__)
-        g->share_stream = g->share_chunk && MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM;
-#endif
-    }
+    mpi_errno = MPIDI_PIP_steal_init_world(g->same_space);
+    MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
     return mpi_errno;
@@ -105,29 +96,22 @@ int MPIDI_PIP_init_world(void)
 
 int MPIDI_PIP_finalize(void)
 {
+    MPIDI_PIP_steal_finalize();
     MPL_free(MPIDI_PIP_global.same_space);
     MPIDI_PIP_global.same_space = NULL;
     MPIDI_PIP_global.n_peers = 0;
     MPIDI_PIP_global.threshold = SIZE_MAX;
-    MPIDI_PIP_global.share_chunk = 0;
-    MPIDI_PIP_global.share_stream = 0;
-    /* shares of sends never acknowledged (cancelled) */
-    while (MPIDI_PIP_global.shares.head)
-        MPIDI_PIP_share_close((uintptr_t) MPIDI_PIP_global.shares.head);
     return MPI_SUCCESS;
 }
 
 /* For the extensions line of MPI_Get_library_version. */
 const char *MPIDI_PIP_describe(void)
 {
-    static char buf[128], shared[64] = "";
+    static char buf[160];
     if (!MPIDI_PIP_global.n_peers)
         return MPIR_CVAR_CH4_CX_PIP_ENABLE ? "single copy: no peer task" : "single copy off";
-    if (MPIDI_PIP_global.share_chunk)
-        snprintf(shared, sizeof(shared), ", shared in %zu-byte chunks%s",
-                 MPIDI_PIP_global.share_chunk, MPIDI_PIP_global.share_stream ? ", streaming" : "");
     snprintf(buf, sizeof(buf), "single copy from %zu bytes%s with %d peer tasks",
-             MPIDI_PIP_global.threshold, shared, MPIDI_PIP_global.n_peers);
+             MPIDI_PIP_global.threshold, MPIDI_PIP_steal_describe(), MPIDI_PIP_global.n_peers);
     return buf;
 }
 
@@ -137,9 +121,6 @@ const char *MPIDI_PIP_describe(void)
 PIP_PVAR_GETTER(get_copies, copies)
     PIP_PVAR_GETTER(get_bytes, bytes)
     PIP_PVAR_GETTER(get_windows, windows)
-    PIP_PVAR_GETTER(get_shared_copies, shared_copies)
-    PIP_PVAR_GETTER(get_help_bytes, help_bytes)
-    PIP_PVAR_GETTER(get_stream_copies, stream_copies)
 static void register_pvars(void)
 {
     static int registered;
@@ -154,12 +135,6 @@ static void register_pvars(void)
          "PiP: bytes this rank received by copying from the sender's buffer"},
         {"cx_pip_windows", get_windows,
          "PiP: created and dynamic windows whose local peers' memory this rank accesses directly"},
-        {"cx_pip_shared_copies", get_shared_copies,
-         "PiP: single copies this rank received in chunks its sender could help copy"},
-        {"cx_pip_help_bytes", get_help_bytes,
-         "PiP: bytes this rank copied, while waiting in MPI, into receivers' buffers for its own sends"},
-        {"cx_pip_stream_copies", get_stream_copies,
-         "PiP: shared single copies this rank received written with non-temporal stores (MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM)"},
     };
     if (registered++)
         return;

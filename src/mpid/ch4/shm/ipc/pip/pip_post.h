@@ -6,8 +6,8 @@
  * between two of them the sender passes its buffer's address in the IPC
  * rendezvous header, the receiver copies straight from it once matched and
  * acknowledges, and the send completes: one copy instead of the POSIX path's
- * two.  A large contiguous copy is split into chunks that the sender, while
- * it waits in MPI, copies too (pip_share.h).  Windows made by MPI_Win_create
+ * two.  A large copy is a task that ranks idle in MPI, the sender among
+ * them, take chunks of (CAB-MPI, pip_steal.c).  Windows made by MPI_Win_create
  * and MPI_Win_create_dynamic are reached directly the same way (pip_win.c).
  */
 #ifndef PIP_POST_H_INCLUDED
@@ -15,7 +15,7 @@
 
 #include "ch4_impl.h"
 #include "ipc_types.h"
-#include "pip_share.h"
+#include "pip_steal_hooks.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -54,37 +54,6 @@ cvars:
         receiver copies from the sender's buffer); smaller ones the POSIX
         eager path. 0 sends every message by single copy.
 
-    - name        : MPIR_CVAR_CH4_CX_PIP_SHARE_CHUNK
-      category    : CH4_CX_PIP
-      alt-env     : MPIR_CVAR_CH4_IPC_PIP_SHARE_CHUNK
-      type        : int
-      default     : 16384
-      class       : none
-      verbosity   : MPI_T_VERBOSITY_USER_BASIC
-      scope       : MPI_T_SCOPE_ALL_EQ
-      description : >-
-        Under mpiexec -pip: a single copy of at least two chunks of this many
-        bytes, contiguous at both ends, is split into chunks that the
-        receiver and, while it waits inside MPI, the sender copy together.
-        The smallest chunk: each chunk is a quarter of what is left of the
-        message, down to this size.  0: the receiver copies alone.
-
-    - name        : MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM
-      category    : CH4_CX_PIP
-      alt-env     : MPIR_CVAR_CH4_IPC_PIP_SHARE_STREAM
-      type        : boolean
-      default     : false
-      class       : none
-      verbosity   : MPI_T_VERBOSITY_USER_BASIC
-      scope       : MPI_T_SCOPE_ALL_EQ
-      description : >-
-        Under mpiexec -pip: the copiers of a shared single copy write the
-        receive buffer with non-temporal (streaming) stores, x86-64 only.
-        Much faster when the sender's core holds the receive buffer's
-        cache lines (a buffer the receiver sent from before), slower when
-        it does not, and the data lands in memory, not in the receiver's
-        cache.
-
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -97,12 +66,6 @@ typedef struct {
     unsigned long long copies;  /* single-copy receives, bytes copied, */
     unsigned long long bytes;   /* windows with directly accessed peers */
     unsigned long long windows;
-    size_t share_chunk;         /* 0: the receiver copies alone */
-    int share_stream;           /* shared copies with non-temporal stores */
-    MPIDI_PIPI_share_list_t shares;     /* this rank's sends whose copy it may help with */
-    unsigned long long shared_copies;   /* receiver: copies offered to the sender */
-    unsigned long long help_bytes;      /* sender: bytes it copied for its receivers */
-    unsigned long long stream_copies;   /* receiver: shared copies made with streaming stores */
 } MPIDI_PIP_global_t;
 
 extern MPIDI_PIP_global_t MPIDI_PIP_global;
@@ -111,10 +74,13 @@ int MPIDI_PIP_init_local(void);
 int MPIDI_PIP_init_world(void);
 int MPIDI_PIP_finalize(void);
 const char *MPIDI_PIP_describe(void);
-uintptr_t MPIDI_PIP_share_open(uintptr_t addr, size_t data_sz);
-void MPIDI_PIP_share_close(uintptr_t share);
-bool MPIDI_PIP_share_copy(uintptr_t share, MPIR_Request * rreq, size_t recv_data_sz);
-void MPIDI_PIP_share_help(void);
+
+/* CAB-MPI work stealing (pip_steal.c) */
+int MPIDI_PIP_steal_init_local(void);
+int MPIDI_PIP_steal_init_world(const uint8_t * same_space);
+void MPIDI_PIP_steal_finalize(void);
+const char *MPIDI_PIP_steal_describe(void);
+bool MPIDI_PIP_steal_recv(const MPIDI_IPC_hdr * hdr, MPIR_Request * rreq, size_t recv_data_sz);
 
 /* What each rank publishes at MPI_Win_create (in ipc_win.c's exchange). */
 typedef struct {
@@ -144,7 +110,6 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_get_ipc_attr(const void *vaddr, uintptr_
         if (lpid >= 0 && lpid < MPIDI_PIP_global.world_size && MPIDI_PIP_global.same_space[lpid]) {
             ipc_attr->ipc_type = MPIDI_IPCI_TYPE__PIP;
             ipc_attr->ipc_handle.pip.addr = (uintptr_t) vaddr;
-            ipc_attr->ipc_handle.pip.share = 0;
             ipc_attr->threshold.send_lmt_sz = MPIDI_PIP_global.threshold;
         }
     }
@@ -157,35 +122,16 @@ MPL_STATIC_INLINE_PREFIX MPIDI_PIP_win_info_t MPIDI_PIP_win_info(MPIR_Win * win)
     return info;
 }
 
-/* Sender, in MPIDI_IPCI_send_lmt once the header holds the handle: a
- * contiguous message opens a share its receiver may split the copy with. */
-MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_send_lmt_hook(MPIDI_IPC_hdr * hdr,
-                                                      const MPIDI_IPCI_ipc_attr_t * attr,
-                                                      int is_contig, uintptr_t data_sz)
-{
-    if (attr->ipc_type == MPIDI_IPCI_TYPE__PIP && is_contig)
-        hdr->ipc_handle.pip.share = MPIDI_PIP_share_open(attr->ipc_handle.pip.addr, data_sz);
-}
-
 /* Receiver, once matched: true if it made the copy of recv_data_sz bytes
- * together with the sender (a shared copy), false to copy alone. */
+ * as a task idle local ranks may take chunks of, false to copy alone. */
 MPL_STATIC_INLINE_PREFIX bool MPIDI_PIP_recv_shared_copy(MPIDI_IPC_hdr * hdr, MPIR_Request * rreq,
                                                          size_t recv_data_sz)
 {
-    return hdr->is_contig && MPIDI_PIP_share_copy(hdr->ipc_handle.pip.share, rreq, recv_data_sz);
-}
-
-/* Receiver, for the acknowledgement: the sender's share to free, or 0. */
-MPL_STATIC_INLINE_PREFIX uintptr_t MPIDI_PIP_ack_share(const MPIDI_IPC_hdr * hdr)
-{
-    return hdr->ipc_type == MPIDI_IPCI_TYPE__PIP ? hdr->ipc_handle.pip.share : 0;
-}
-
-/* Sender, on the acknowledgement. */
-MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_ack_received(uintptr_t share)
-{
-    if (share)
-        MPIDI_PIP_share_close(share);
+#ifdef MPIDI_CX_STEAL
+    return MPIDI_PIP_steal_recv(hdr, rreq, recv_data_sz);
+#else
+    return false;
+#endif
 }
 
 /* Receiver side, after the copy. Counters may be bumped from several VCIs. */
@@ -193,14 +139,6 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_count_copy(size_t bytes)
 {
     __atomic_fetch_add(&MPIDI_PIP_global.copies, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&MPIDI_PIP_global.bytes, bytes, __ATOMIC_RELAXED);
-}
-
-/* Sender, from the shm progress loop: help copy what receivers offered.
- * One load when this rank has no large send outstanding. */
-MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_progress(void)
-{
-    if (__atomic_load_n(&MPIDI_PIP_global.shares.head, __ATOMIC_RELAXED))
-        MPIDI_PIP_share_help();
 }
 
 #endif /* PIP_POST_H_INCLUDED */

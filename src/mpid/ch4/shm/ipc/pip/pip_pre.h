@@ -8,11 +8,9 @@
 #include <stdint.h>
 
 /* Under PiP a peer's buffer is reachable at the very address the peer uses,
- * so the "handle" is that address; share points to the sender's
- * MPIDI_PIPI_share_t when the receiver may split the copy with it (else 0). */
+ * so the "handle" is that address. */
 typedef struct {
     uintptr_t addr;
-    uintptr_t share;
 } MPIDI_PIP_ipc_handle_t;
 
 /* Identifies one address space on the node: the process id seen by the

@@ -31,8 +31,7 @@ typedef struct {
 } MPIDI_PIPI_seg_t;
 
 /* in and inout hold bytes bytes, a whole number of elements. */
-typedef void (*MPIDI_PIPI_reduce_fn_t) (const void *in, void *inout, size_t bytes,
-                                        const void *arg);
+typedef void (*MPIDI_PIPI_reduce_fn_t)(const void *in, void *inout, size_t bytes, const void *arg);
 
 /* The owner fills everything above prev/next, publishes the task and never
  * changes those fields again; chunks are claimed by index and counted done
@@ -143,7 +142,7 @@ static inline size_t MPIDI_PIPI_task_chunks_left(MPIDI_PIPI_task_t * t)
 }
 
 /* Claim the next chunk: its byte range, or 0 when every chunk is taken. */
-static inline size_t MPIDI_PIPI_task_claim(MPIDI_PIPI_task_t * t, size_t * off)
+static inline size_t MPIDI_PIPI_task_claim(MPIDI_PIPI_task_t * t, size_t *off)
 {
     if (!MPIDI_PIPI_task_chunks_left(t))
         return 0;

@@ -44,7 +44,6 @@ typedef struct {
     int *local, n_local;        /* peers on this rank's NUMA node */
     int *remote, n_remote;      /* peers on other NUMA nodes */
     MPIDI_PIPI_steal_rank_t **numa_host;        /* by index: first rank of its node */
-    unsigned rng;
 } MPIDI_PIPI_steal_world_t;
 
 /* What one attempt did. */
@@ -54,12 +53,13 @@ typedef struct {
     int denied;                 /* a remote node was saturated */
 } MPIDI_PIPI_steal_result_t;
 
-static inline unsigned MPIDI_PIPI_rand(MPIDI_PIPI_steal_world_t * w)
+/* xorshift; *rng != 0, one per thread */
+static inline unsigned MPIDI_PIPI_rand(unsigned *rng)
 {
-    w->rng ^= w->rng << 13;
-    w->rng ^= w->rng >> 17;
-    w->rng ^= w->rng << 5;
-    return w->rng;
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 17;
+    *rng ^= *rng << 5;
+    return *rng;
 }
 
 /* Ranks of victim's NUMA node that are possibly active. */
@@ -103,20 +103,22 @@ static inline size_t MPIDI_PIPI_steal_from(MPIDI_PIPI_steal_world_t * w, int vic
 }
 
 /* One attempt by an idle rank: one local victim, then (mixed, throughput)
- * one remote victim if the local one had nothing. */
-static inline MPIDI_PIPI_steal_result_t MPIDI_PIPI_steal_once(MPIDI_PIPI_steal_world_t * w)
+ * one remote victim if the local one had nothing.  rng: the calling
+ * thread's random state. */
+static inline MPIDI_PIPI_steal_result_t MPIDI_PIPI_steal_once(MPIDI_PIPI_steal_world_t * w,
+                                                              unsigned *rng)
 {
     MPIDI_PIPI_steal_result_t r = { 0, 0, 0 };
     if (w->strategy == MPIDI_PIPI_STEAL_OFF)
         return r;
     if (w->n_local) {
-        r.bytes = MPIDI_PIPI_steal_from(w, w->local[MPIDI_PIPI_rand(w) % w->n_local], 0);
+        r.bytes = MPIDI_PIPI_steal_from(w, w->local[MPIDI_PIPI_rand(rng) % w->n_local], 0);
         if (r.bytes || w->strategy == MPIDI_PIPI_STEAL_LOCALIZED)
             return r;
     }
     if (!w->n_remote || w->strategy == MPIDI_PIPI_STEAL_LOCALIZED)
         return r;
-    int victim = w->remote[MPIDI_PIPI_rand(w) % w->n_remote];
+    int victim = w->remote[MPIDI_PIPI_rand(rng) % w->n_remote];
     if (MPIDI_PIPI_taskq_empty(&w->ranks[victim]->q))
         return r;
     if (w->strategy == MPIDI_PIPI_STEAL_THROUGHPUT && !MPIDI_PIPI_remote_allowed(w, victim)) {
@@ -146,7 +148,6 @@ static inline int MPIDI_PIPI_steal_world_init(MPIDI_PIPI_steal_world_t * w, int 
     w->remote = remote;
     w->numa_host = numa_host;
     w->n_local = w->n_remote = 0;
-    w->rng = 2463534242u + 977u * (unsigned) self;
     for (int i = 0; i < n; i++) {
         int host = 0;
         while (ranks[host]->numa != ranks[i]->numa)

@@ -1,0 +1,534 @@
+/*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
+ * MPICH-CX CAB-MPI: local ranks idle in a blocking MPI call take chunks of
+ * the copies and reductions of busy local ranks that share their address
+ * space (PiP).  The owner of the work publishes a task only once MPI's
+ * rules allow the work to start (a matched receive, a window's mutex held)
+ * and completes only when every chunk is done.  Here: the CVARs, the
+ * exchange of per-rank state at init, the tasks MPI operations make, the
+ * idle-rank hook and the pvars.  Design: doc/design/cab-stealing.md.
+ */
+#include "mpidimpl.h"
+#include "cx_cvar.h"
+#include "pip_post.h"
+#include "pip_steal_victim.h"
+#include "cx_topology.h"
+#include "mpidu_init_shm.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories :
+    - name : CH4_CX_STEAL
+      description : MPICH-CX CAB-MPI work stealing between PiP tasks
+
+cvars:
+    - name        : MPIR_CVAR_CH4_CX_STEAL
+      category    : CH4_CX_STEAL
+      type        : string
+      default     : "throughput"
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Under mpiexec -pip: which busy local rank a rank idle in a blocking
+        MPI call takes a chunk of copy or reduction work from. off: none
+        (the owner does all its work). localized: one random rank of its own
+        NUMA node per attempt. mixed: then, if that one had nothing, one
+        random rank of another NUMA node. throughput: like mixed, but a
+        remote node only while fewer of its ranks are possibly active than
+        MPIR_CVAR_CH4_CX_STEAL_NSATURATE.
+
+    - name        : MPIR_CVAR_CH4_CX_STEAL_THRESHOLD
+      category    : CH4_CX_STEAL
+      type        : int
+      default     : 65536
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Copies and reductions of fewer bytes than this are done by their
+        owner alone, without publishing a task (0: every one is published).
+
+    - name        : MPIR_CVAR_CH4_CX_STEAL_CHUNK_SMALL
+      category    : CH4_CX_STEAL
+      type        : int
+      default     : 16384
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Chunk size in bytes of tasks smaller than
+        MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM_FROM.
+
+    - name        : MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM
+      category    : CH4_CX_STEAL
+      type        : int
+      default     : 32768
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Chunk size in bytes of tasks from MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM_FROM
+        bytes up to MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE_FROM.
+
+    - name        : MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE
+      category    : CH4_CX_STEAL
+      type        : int
+      default     : 65536
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Chunk size in bytes of tasks of at least
+        MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE_FROM bytes.
+
+    - name        : MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM_FROM
+      category    : CH4_CX_STEAL
+      type        : int
+      default     : 98304
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Task size in bytes from which chunks are
+        MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM bytes.
+
+    - name        : MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE_FROM
+      category    : CH4_CX_STEAL
+      type        : int
+      default     : 524288
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Task size in bytes from which chunks are
+        MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE bytes.
+
+    - name        : MPIR_CVAR_CH4_CX_STEAL_NSATURATE
+      category    : CH4_CX_STEAL
+      type        : int
+      default     : 4
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Throughput-aware stealing: the number of ranks copying at once that
+        saturates a NUMA node's memory bandwidth; no rank of another node
+        adds work to a node with this many possibly active ranks. Measure
+        it with mpich-cx-memcpy-saturation (doc/user/cab-stealing.md).
+
+    - name        : MPIR_CVAR_CH4_CX_STEAL_ORDER
+      category    : CH4_CX_STEAL
+      type        : string
+      default     : "lo-to-hi"
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        How the application reads data right after it arrived, so that the
+        chunks it reads first are the last written and still in cache:
+        lo-to-hi (chunks are run from the high end down), hi-to-lo (from
+        the low end up), random (no preference: low end up).
+
+    - name        : MPIR_CVAR_CH4_CX_STEAL_STREAM
+      category    : CH4_CX_STEAL
+      alt-env     : MPIR_CVAR_CH4_CX_PIP_SHARE_STREAM
+      type        : boolean
+      default     : false
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Copy tasks write the destination with non-temporal (streaming)
+        stores, x86-64 only: much faster when another core holds the
+        destination's cache lines, slower when none does, and the data
+        lands in memory, not in the receiver's cache.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+bool MPIDI_PIP_steal_on;
+
+/* What the peers read (a static: PiP never unloads a rank's namespace, so
+ * a peer that finalized still shows an empty queue). */
+static MPIDI_PIPI_steal_rank_t my_share;
+
+static struct {
+    MPIDI_PIPI_steal_world_t world;
+    MPIDI_PIPI_chunking_t chunking;
+    size_t threshold;
+    int strategy;
+    int reverse, stream;
+    /* counters behind the pvars */
+    unsigned long long tasks, owner_chunks, local_chunks, remote_chunks, bytes, empty, denied;
+} steal;
+
+static _Thread_local unsigned steal_rng;
+
+static const char *const strategy_names[] = { "off", "localized", "mixed", "throughput" };
+
+static void register_pvars(void);
+
+int MPIDI_PIP_steal_init_local(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    unsigned v;
+
+    register_pvars();
+    steal.strategy = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(MPIR_CVAR_CH4_CX_STEAL, strategy_names[i]))
+            steal.strategy = i;
+    if (steal.strategy < 0)
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_STEAL", MPIR_CVAR_CH4_CX_STEAL,
+                                     "off, localized, mixed or throughput");
+#ifndef MPIDI_CX_STEAL
+    if (steal.strategy != MPIDI_PIPI_STEAL_OFF && getenv("MPIR_CVAR_CH4_CX_STEAL"))
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_STEAL", MPIR_CVAR_CH4_CX_STEAL,
+                                     "off (this MPICH-CX was configured with --disable-cx-steal)");
+    steal.strategy = MPIDI_PIPI_STEAL_OFF;
+#endif
+    if (MPIR_CVAR_CH4_CX_STEAL_THRESHOLD < 0)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_STEAL_THRESHOLD",
+                                         MPIR_CVAR_CH4_CX_STEAL_THRESHOLD,
+                                         "a size in bytes, 0 or more");
+    steal.threshold = (size_t) MPIR_CVAR_CH4_CX_STEAL_THRESHOLD;
+#define POSITIVE(cvar_, field_) \
+    mpi_errno = MPIDI_CX_cvar_positive(#cvar_, cvar_, &v); \
+    if (mpi_errno) return mpi_errno; \
+    steal.field_ = v
+    POSITIVE(MPIR_CVAR_CH4_CX_STEAL_CHUNK_SMALL, chunking.small);
+    POSITIVE(MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM, chunking.medium);
+    POSITIVE(MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE, chunking.large);
+    POSITIVE(MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM_FROM, chunking.medium_from);
+    POSITIVE(MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE_FROM, chunking.large_from);
+    POSITIVE(MPIR_CVAR_CH4_CX_STEAL_NSATURATE, world.n_saturate);
+#undef POSITIVE
+    if (steal.chunking.large_from < steal.chunking.medium_from)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE_FROM",
+                                         MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE_FROM,
+                                         "a size no smaller than MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM_FROM");
+    if (!strcmp(MPIR_CVAR_CH4_CX_STEAL_ORDER, "lo-to-hi"))
+        steal.reverse = 1;
+    else if (!strcmp(MPIR_CVAR_CH4_CX_STEAL_ORDER, "hi-to-lo") ||
+             !strcmp(MPIR_CVAR_CH4_CX_STEAL_ORDER, "random"))
+        steal.reverse = 0;
+    else
+        return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_STEAL_ORDER", MPIR_CVAR_CH4_CX_STEAL_ORDER,
+                                     "lo-to-hi, hi-to-lo or random");
+#if defined(__x86_64__)
+    steal.stream = MPIR_CVAR_CH4_CX_STEAL_STREAM;
+#endif
+    return MPI_SUCCESS;
+}
+
+/* This rank's NUMA node: MPICH_CX_FAKE_NUMA_NODES=n splits the local ranks
+ * into n blocks (tests on one-node machines), else hwloc's node of the CPU
+ * this rank runs on now (bind ranks for a stable answer). */
+static int my_numa_node(void)
+{
+    const char *fake = getenv("MPICH_CX_FAKE_NUMA_NODES");
+    int n = fake ? atoi(fake) : 0;
+    if (n >= 1)
+        return MPIR_Process.local_rank * n / MPIR_Process.local_size;
+    return MPIR_CX_numa_node_self();
+}
+
+/* Collective over the node's ranks once MPIDI_PIP_init_world knows which
+ * share this address space: everyone publishes the address of its shared
+ * state, and each rank builds its view of those in its own space. */
+int MPIDI_PIP_steal_init_world(const uint8_t * same_space)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_PIPI_steal_world_t *w = &steal.world;
+    uintptr_t mine = (uintptr_t) & my_share, peer;
+    int n = 0, self = -1, nl = MPIR_Process.local_size;
+
+    memset(&my_share, 0, sizeof(my_share));
+    my_share.active = 1;
+    if (same_space && steal.strategy != MPIDI_PIPI_STEAL_OFF)
+        my_share.numa = my_numa_node(); /* hwloc: only where it matters */
+    mpi_errno = MPIDU_Init_shm_barrier();
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDU_Init_shm_put(&mine, sizeof(mine));
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDU_Init_shm_barrier();
+    MPIR_ERR_CHECK(mpi_errno);
+
+    w->ranks = MPL_malloc(nl * sizeof(*w->ranks), MPL_MEM_SHM);
+    w->numa_host = MPL_malloc(nl * sizeof(*w->numa_host), MPL_MEM_SHM);
+    w->local = MPL_malloc(nl * sizeof(int), MPL_MEM_SHM);
+    w->remote = MPL_malloc(nl * sizeof(int), MPL_MEM_SHM);
+    MPIR_ERR_CHKANDJUMP(!w->ranks || !w->numa_host || !w->local || !w->remote, mpi_errno,
+                        MPI_ERR_OTHER, "**nomem");
+    for (int i = 0; i < nl; i++) {
+        if (i == MPIR_Process.local_rank) {
+            self = n;
+            w->ranks[n++] = &my_share;
+            continue;
+        }
+        mpi_errno = MPIDU_Init_shm_get(i, sizeof(peer), &peer);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (same_space && same_space[MPIR_Process.node_local_map[i]])
+            w->ranks[n++] = (MPIDI_PIPI_steal_rank_t *) peer;
+    }
+    mpi_errno = MPIDU_Init_shm_barrier();
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_PIPI_steal_world_init(w, steal.strategy, w->n_saturate, w->ranks, n, self, w->local,
+                                w->remote, w->numa_host);
+    MPIDI_PIP_steal_on = steal.strategy != MPIDI_PIPI_STEAL_OFF && n > 1;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+void MPIDI_PIP_steal_finalize(void)
+{
+    MPIDI_PIP_steal_on = false;
+    __atomic_store_n(&my_share.active, 1, __ATOMIC_RELAXED);
+    MPL_free(steal.world.ranks);
+    MPL_free(steal.world.numa_host);
+    MPL_free(steal.world.local);
+    MPL_free(steal.world.remote);
+    steal.world.ranks = steal.world.numa_host = NULL;
+    steal.world.local = steal.world.remote = NULL;
+    steal.world.n = steal.world.n_local = steal.world.n_remote = 0;
+}
+
+/* For the extensions line of MPI_Get_library_version. */
+const char *MPIDI_PIP_steal_describe(void)
+{
+    static char buf[96];
+    if (!MPIDI_PIP_steal_on)
+        return "";
+    snprintf(buf, sizeof(buf), ", %s stealing from %zu bytes", strategy_names[steal.strategy],
+             steal.threshold);
+    return buf;
+}
+
+/* The owner's side of every task: publish, run chunks, wait for the
+ * workers' last ones, unpublish. */
+static void run_task(MPIDI_PIPI_task_t * t)
+{
+    __atomic_store_n(&my_share.active, 1, __ATOMIC_RELAXED);
+    MPIDI_PIPI_taskq_publish(&my_share.q, t);
+    size_t chunks = MPIDI_PIPI_task_work(t);
+    MPIDI_PIPI_task_wait(t);
+    MPIDI_PIPI_taskq_unpublish(&my_share.q, t);
+    __atomic_fetch_add(&steal.tasks, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&steal.owner_chunks, chunks, __ATOMIC_RELAXED);
+}
+
+/* Copies whose pieces average fewer bytes than this are not worth sharing:
+ * a worker would spend a chunk's time finding its pieces. */
+#define MIN_SEG_BYTES 256
+
+/* The first size bytes of count elements of dt at buf as segments: *segs
+ * is one when the layout is contiguous, else allocated (free with
+ * MPL_free).  Returns false when too fragmented or on failure. */
+static bool layout(const void *buf, MPI_Aint count, MPI_Datatype dt, size_t size,
+                   MPIDI_PIPI_seg_t * one, MPIDI_PIPI_seg_t ** segs, int *nseg)
+{
+    int contig;
+    size_t dt_sz;
+    MPIR_Datatype *dt_ptr;
+    MPI_Aint true_lb, iov_len, actual_len, actual_bytes;
+
+    MPIDI_Datatype_get_info(count, dt, contig, dt_sz, dt_ptr, true_lb);
+    (void) dt_sz;
+    if (contig) {
+        one->base = (char *) buf + true_lb;
+        one->end = size;
+        *segs = one;
+        *nseg = 1;
+        return true;
+    }
+    if ((size_t) (dt_ptr->typerep.num_contig_blocks * count) > size / MIN_SEG_BYTES)
+        return false;
+    if (MPIR_Typerep_iov_len(count, dt, size, &iov_len) != MPI_SUCCESS || iov_len <= 0 ||
+        iov_len > INT_MAX)
+        return false;
+    struct iovec *iov = MPL_malloc(iov_len * sizeof(*iov), MPL_MEM_OTHER);
+    MPIDI_PIPI_seg_t *s = MPL_malloc(iov_len * sizeof(*s), MPL_MEM_OTHER);
+    bool ok = iov && s && MPIR_Typerep_to_iov(buf, count, dt, 0, iov, iov_len, size, &actual_len,
+                                              &actual_bytes) == MPI_SUCCESS &&
+        (size_t) actual_bytes == size;
+    size_t end = 0;
+    for (MPI_Aint i = 0; ok && i < actual_len; i++) {
+        end += iov[i].iov_len;
+        s[i].base = iov[i].iov_base;
+        s[i].end = end;
+    }
+    MPL_free(iov);
+    if (!ok) {
+        MPL_free(s);
+        return false;
+    }
+    *segs = s;
+    *nseg = (int) actual_len;
+    return true;
+}
+
+bool MPIDI_PIP_steal_recv(const MPIDI_IPC_hdr * hdr, MPIR_Request * rreq, size_t recv_data_sz)
+{
+    MPIDI_PIPI_seg_t s1, d1, *src = NULL, *dst = NULL;
+    int nsrc, ndst;
+    bool done = false;
+    MPIR_Datatype *sdt = NULL;
+
+    if (!MPIDI_PIP_steal_on || recv_data_sz < steal.threshold || !recv_data_sz)
+        return false;
+    if (!layout(MPIDIG_REQUEST(rreq, buffer), MPIDIG_REQUEST(rreq, count),
+                MPIDIG_REQUEST(rreq, datatype), recv_data_sz, &d1, &dst, &ndst))
+        return false;
+    if (hdr->is_contig) {
+        s1.base = (char *) hdr->ipc_handle.pip.addr;
+        s1.end = recv_data_sz;
+        src = &s1;
+        nsrc = 1;
+    } else {
+        /* the sender's layout came flattened after the header */
+        sdt = (MPIR_Datatype *) MPIR_Handle_obj_alloc(&MPIR_Datatype_mem);
+        if (!sdt || MPIR_Typerep_unflatten(sdt, (void *) (hdr + 1)) != MPI_SUCCESS)
+            goto fn_exit;
+        if (!layout((void *) hdr->ipc_handle.pip.addr, hdr->count, sdt->handle, recv_data_sz,
+                    &s1, &src, &nsrc))
+            goto fn_exit;
+    }
+
+    MPIDI_PIPI_task_t t;
+    MPIDI_PIPI_task_init(&t, MPIDI_PIPI_TASK_COPY, recv_data_sz,
+                         MPIDI_PIPI_chunk_for(&steal.chunking, recv_data_sz), src, nsrc, dst, ndst);
+    t.reverse = steal.reverse;
+    t.stream = steal.stream;
+    run_task(&t);
+    done = true;
+
+  fn_exit:
+    if (src && src != &s1)
+        MPL_free(src);
+    if (dst != &d1)
+        MPL_free(dst);
+    if (sdt)
+        MPIR_Datatype_free(sdt);
+    return done;
+}
+
+typedef struct {
+    MPIR_op_function *fn;
+    MPI_Datatype type;
+    int type_size;
+} reduce_arg_t;
+
+/* A chunk of an accumulate: the op's function in the owner's library. */
+static void reduce_chunk(const void *in, void *inout, size_t bytes, const void *arg)
+{
+    const reduce_arg_t *a = arg;
+    MPI_Aint len = (MPI_Aint) (bytes / (size_t) a->type_size);
+    MPI_Datatype type = a->type;
+    a->fn((void *) in, inout, &len, &type);
+}
+
+bool MPIDI_PIP_steal_accumulate(const void *origin_addr, int origin_count,
+                                MPI_Datatype origin_datatype, void *result_addr,
+                                int result_count, MPI_Datatype result_datatype,
+                                void *target_addr, int target_count,
+                                MPI_Datatype target_datatype, MPI_Op op, int mapped_device)
+{
+    MPI_Aint size, extent;
+
+    /* a predefined type at every end, with no holes; a predefined op */
+    if (!MPIDI_PIP_steal_on || mapped_device >= 0 || !HANDLE_IS_BUILTIN(op) ||
+        op == MPI_NO_OP || !MPIR_DATATYPE_IS_PREDEFINED(origin_datatype) ||
+        target_datatype != origin_datatype || target_count != origin_count ||
+        (result_addr && (result_datatype != origin_datatype || result_count != origin_count)))
+        return false;
+    MPIR_Datatype_get_size_macro(origin_datatype, size);
+    MPIR_Datatype_get_extent_macro(origin_datatype, extent);
+    if (size != extent || size <= 0 || (size_t) size * origin_count < steal.threshold)
+        return false;
+
+    size_t bytes = (size_t) size * origin_count;
+    MPIDI_PIPI_seg_t s1 = { (char *) origin_addr, bytes }, d1 = { target_addr, bytes };
+    reduce_arg_t arg = { MPIR_OP_HDL_TO_FN(op), origin_datatype, (int) size };
+    MPIDI_PIPI_task_t t;
+    MPIDI_PIPI_task_init(&t, result_addr ? MPIDI_PIPI_TASK_GET_ACC : MPIDI_PIPI_TASK_ACC, bytes,
+                         MPIDI_PIPI_chunk_for(&steal.chunking, bytes), &s1, 1, &d1, 1);
+    MPIDI_PIPI_task_set_reduce(&t, reduce_chunk, &arg, (int) size, result_addr);
+    t.reverse = steal.reverse;
+    run_task(&t);
+    return true;
+}
+
+bool MPIDI_PIP_steal_idle(void)
+{
+    if (!steal_rng)     /* per thread: threads of a rank may steal at once */
+        steal_rng = 2463534242u ^ (unsigned) ((uintptr_t) & steal_rng >> 6);
+    __atomic_store_n(&my_share.active, 0, __ATOMIC_RELAXED);
+    MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&steal.world, &steal_rng);
+    if (r.bytes) {
+        __atomic_fetch_add(r.remote ? &steal.remote_chunks : &steal.local_chunks, 1,
+                           __ATOMIC_RELAXED);
+        __atomic_fetch_add(&steal.bytes, r.bytes, __ATOMIC_RELAXED);
+        return true;
+    }
+    __atomic_fetch_add(r.denied ? &steal.denied : &steal.empty, 1, __ATOMIC_RELAXED);
+    return false;
+}
+
+void MPIDI_PIP_steal_wait_done(void)
+{
+    if (!__atomic_load_n(&my_share.active, __ATOMIC_RELAXED))
+        __atomic_store_n(&my_share.active, 1, __ATOMIC_RELAXED);
+}
+
+#define STEAL_PVAR_GETTER(field_) \
+    static void get_##field_(void *addr, void *obj, int count, void *buf) \
+    { *(unsigned long long *) buf = __atomic_load_n(&steal.field_, __ATOMIC_RELAXED); }
+/* *INDENT-OFF* */
+STEAL_PVAR_GETTER(tasks)
+STEAL_PVAR_GETTER(owner_chunks)
+STEAL_PVAR_GETTER(local_chunks)
+STEAL_PVAR_GETTER(remote_chunks)
+STEAL_PVAR_GETTER(bytes)
+STEAL_PVAR_GETTER(empty)
+STEAL_PVAR_GETTER(denied)
+/* *INDENT-ON* */
+
+static void register_pvars(void)
+{
+    static int registered;
+    static const struct {
+        const char *name;
+        void (*get)(void *, void *, int, void *);
+        const char *desc;
+    } pvars[] = {
+        {"cx_steal_tasks", get_tasks,
+         "CAB-MPI: copy and reduction tasks this rank published for idle local ranks"},
+        {"cx_steal_owner_chunks", get_owner_chunks,
+         "CAB-MPI: chunks of its own tasks this rank ran"},
+        {"cx_steal_local_chunks", get_local_chunks,
+         "CAB-MPI: chunks this rank stole from ranks of its NUMA node while idle in MPI"},
+        {"cx_steal_remote_chunks", get_remote_chunks,
+         "CAB-MPI: chunks this rank stole from ranks of other NUMA nodes while idle in MPI"},
+        {"cx_steal_bytes", get_bytes,
+         "CAB-MPI: bytes of the chunks this rank stole"},
+        {"cx_steal_empty", get_empty,
+         "CAB-MPI: steal attempts of this rank that found no chunk"},
+        {"cx_steal_denied", get_denied,
+         "CAB-MPI: remote steal attempts of this rank refused because the node was saturated"},
+    };
+    if (registered++)
+        return;
+    for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
+        MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, pvars[i].name,
+                                  NULL, 1, MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC,
+                                  MPI_T_BIND_NO_OBJECT,
+                                  MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                                  pvars[i].get, NULL, "CH4_CX_STEAL", pvars[i].desc);
+}
