@@ -19,7 +19,11 @@
  *        doubles: exact sums, and every get-accumulate result a snapshot
  *        (all its elements equal: no reduction interleaved with another).
  * With "expect-steals" the ranks that only waited must have stolen chunks
- * (pvar cx_steal_local_chunks), and the owners published tasks.
+ * (pvar cx_steal_local_chunks), and the owners published tasks.  A last
+ * argument "post_comm_access=VALUE" sets that info key on MPI_COMM_WORLD and
+ * on the window (the order in which chunks run); "no-truncate" leaves the
+ * truncated receives out (MPICH 4.0.2's OFI pack path reports them as
+ * MPI_ERR_TYPE, pristine MPICH included).
  */
 #include "mpitest.h"
 #include <stdint.h>
@@ -27,6 +31,8 @@
 #include <unistd.h>
 
 static int rank, size;
+static MPI_Info info = MPI_INFO_NULL;
+static int truncate_ok = 1;     /* "no-truncate": never post a short receive */
 
 enum { N_TYPES = 4 };
 static const char *type_names[N_TYPES] = { "contig", "vector", "hindexed", "struct" };
@@ -143,7 +149,7 @@ static void test_p2p(int iters)
         /* both ranks draw the same sequence */
         int n = 128 + (int) (next_rand() % (256 * 1024));       /* doubles: 1 KiB .. 2 MiB */
         int sk = (int) (next_rand() % N_TYPES), rk = (int) (next_rand() % N_TYPES);
-        int any = next_rand() % 3 == 0, trunc = next_rand() % 8 == 0;
+        int any = next_rand() % 3 == 0, trunc = next_rand() % 8 == 0 && truncate_ok;
         int sleepy = next_rand() % 4 == 0;
         int sspan, scount, rspan, rcount;
         MPI_Datatype st = make_type(sk, n, &sspan, &scount);
@@ -210,7 +216,7 @@ static void test_acc(int iters)
         for (int i = 0; i < N; i++)
             base[i] = 0;
     }
-    MPI_Win_create(base, rank == 0 ? N * sizeof(double) : 0, sizeof(double), MPI_INFO_NULL,
+    MPI_Win_create(base, rank == 0 ? N * sizeof(double) : 0, sizeof(double), info,
                    MPI_COMM_WORLD, &win);
     double want = 0;
     for (int it = 0; it < iters; it++) {
@@ -255,13 +261,26 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "p2p";
     int iters = argc > 2 ? atoi(argv[2]) : 40;
-    int expect = argc > 3 && !strcmp(argv[3], "expect-steals");
+    int expect = 0;
+    const char *access = NULL;
+    for (int i = 3; i < argc; i++)
+        if (!strcmp(argv[i], "expect-steals"))
+            expect = 1;
+        else if (!strcmp(argv[i], "no-truncate"))
+            truncate_ok = 0;
+        else if (!strncmp(argv[i], "post_comm_access=", 17))
+            access = argv[i] + 17;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2) {
         printf("needs at least 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (access) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "post_comm_access", access);
+        MPI_Comm_set_info(MPI_COMM_WORLD, info);
     }
     long long tasks0 = mt_pvar_read("cx_steal_tasks");
     long long stolen0 = mt_pvar_read("cx_steal_local_chunks") +
@@ -272,7 +291,9 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "acc"))
         test_acc(iters);
     else {
-        printf("usage: %s p2p|acc [ITERATIONS [expect-steals]]\n", argv[0]);
+        printf
+            ("usage: %s p2p|acc [ITERATIONS [expect-steals] [no-truncate] [post_comm_access=V]]\n",
+             argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     long long mine[2] = { mt_pvar_read("cx_steal_tasks") - tasks0,
@@ -294,6 +315,8 @@ int main(int argc, char **argv)
         if (sum == 0)
             printf("No Errors\n");
     }
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
     MPI_Finalize();
     return 0;
 }

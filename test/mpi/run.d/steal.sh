@@ -3,18 +3,21 @@
 # bad values of its CVARs (any build), then, where PiP is built, copies and
 # accumulates checked byte for byte while every one of them is a task in
 # tiny chunks, on 3, 4 and 16 ranks (16: two hosts), under each strategy on
-# a fake two-node NUMA map, and that ranks waiting in MPI did steal.
+# a fake two-node NUMA map, through the netmod, with the post_comm_access
+# info key, and that ranks waiting in MPI did steal.
 bad_cvar mpi/cvar/bad-steal MPIR_CVAR_CH4_CX_STEAL greedy "Invalid value 'greedy' of MPIR_CVAR_CH4_CX_STEAL; valid values: off, localized, mixed or throughput"
 bad_cvar mpi/cvar/bad-steal-threshold MPIR_CVAR_CH4_CX_STEAL_THRESHOLD -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_STEAL_THRESHOLD; valid values: a size in bytes, 0 or more"
 bad_cvar mpi/cvar/bad-steal-chunk MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM 0 "Invalid value '0' of MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM; valid values: an integer of 1 or more"
 bad_cvar mpi/cvar/bad-steal-ranges MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE_FROM 1000 "Invalid value '1000' of MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE_FROM; valid values: a size no smaller than MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM_FROM"
 bad_cvar mpi/cvar/bad-steal-nsaturate MPIR_CVAR_CH4_CX_STEAL_NSATURATE 0 "Invalid value '0' of MPIR_CVAR_CH4_CX_STEAL_NSATURATE; valid values: an integer of 1 or more"
+bad_cvar mpi/cvar/bad-steal-chunks-per-rank MPIR_CVAR_CH4_CX_STEAL_CHUNKS_PER_RANK -2 "Invalid value '-2' of MPIR_CVAR_CH4_CX_STEAL_CHUNKS_PER_RANK; valid values: a number of chunks, or 0 for the size classes alone"
 bad_cvar mpi/cvar/bad-steal-order MPIR_CVAR_CH4_CX_STEAL_ORDER sideways "Invalid value 'sideways' of MPIR_CVAR_CH4_CX_STEAL_ORDER; valid values: lo-to-hi, hi-to-lo or random"
 
 if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     # every copy and reduction a task, in chunks of 1 to 4 KiB
     every=(-genv MPIR_CVAR_CH4_CX_STEAL_THRESHOLD 0 -genv MPIR_CVAR_CH4_CX_STEAL_CHUNK_SMALL 1024
-           -genv MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM 2048 -genv MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE 4096)
+           -genv MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM 2048 -genv MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE 4096
+           -genv MPIR_CVAR_CH4_CX_STEAL_CHUNKS_PER_RANK 0)
     stole='[ $rc = 0 ] && grep -qx "No Errors" <<<"$out" &&
         grep -q "owners published [1-9][0-9]* tasks, waiting ranks stole [1-9][0-9]* chunks" <<<"$out"'
     for n in 3 4; do
@@ -35,6 +38,15 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     done
     pip_run steal-order-stream 300 "$stole" -pip "${every[@]}" -genv MPIR_CVAR_CH4_CX_STEAL_ORDER hi-to-lo \
         -genv MPIR_CVAR_CH4_CX_STEAL_STREAM 1 -n 3 "$work/mpi/cab_steal" p2p 20 expect-steals
+    for v in hi-to-lo random lo-to-hi; do       # the info key on the communicator and window
+        pip_run steal-info-$v 300 "$stole" -pip "${every[@]}" -n 3 "$work/mpi/cab_steal" acc 10 \
+            expect-steals post_comm_access=$v
+    done
+    # through the netmod (OFI tcp on loopback; 2 cliques, so ranks 0 and 2,
+    # 1 and 3 are "nodes" of their own): packing and unpacking of the
+    # noncontiguous messages are the tasks, ranks 2 and 3 the workers
+    pip_run steal-netmod 300 "$stole" -pip "${every[@]}" -genv MPIR_CVAR_NUM_CLIQUES 2 \
+        -genv FI_PROVIDER tcp -n 4 "$work/mpi/cab_steal" p2p 20 expect-steals no-truncate
     # off: nothing published, nothing stolen, same results
     pip_run steal-off 300 "$ok"' && grep -q "owners published 0 tasks, waiting ranks stole 0 chunks" <<<"$out"' \
         -pip "${every[@]}" -genv MPIR_CVAR_CH4_CX_STEAL off -n 3 "$work/mpi/cab_steal" p2p 20

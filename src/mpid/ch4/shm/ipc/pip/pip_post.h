@@ -99,19 +99,27 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_PIP_is_my_space(const MPIDI_PIP_space_t * s)
         s->tgid == MPIDI_PIP_global.space.tgid && s->pidns == MPIDI_PIP_global.space.pidns;
 }
 
+/* Whether rank of comm is a task of this process: a send to it passes its
+ * buffer by address, whatever the layout (nothing is mapped or attached). */
+MPL_STATIC_INLINE_PREFIX bool MPIDI_PIP_any_layout(int rank, MPIR_Comm * comm)
+{
+    if (!MPIDI_PIP_global.n_peers)
+        return false;
+    int lpid = MPIDIU_rank_to_lpid(rank, comm);
+    return lpid >= 0 && lpid < MPIDI_PIP_global.world_size && MPIDI_PIP_global.same_space[lpid];
+}
+
 /* Sender side: the PiP handle for a send of data_sz bytes at vaddr to rank,
  * or MPIDI_IPCI_TYPE__NONE (too small, MPI_BOTTOM, or another process). */
 MPL_STATIC_INLINE_PREFIX void MPIDI_PIP_get_ipc_attr(const void *vaddr, uintptr_t data_sz,
                                                      int rank, MPIR_Comm * comm,
                                                      MPIDI_IPCI_ipc_attr_t * ipc_attr)
 {
-    if (data_sz >= MPIDI_PIP_global.threshold && vaddr != MPI_BOTTOM) {
-        int lpid = MPIDIU_rank_to_lpid(rank, comm);
-        if (lpid >= 0 && lpid < MPIDI_PIP_global.world_size && MPIDI_PIP_global.same_space[lpid]) {
-            ipc_attr->ipc_type = MPIDI_IPCI_TYPE__PIP;
-            ipc_attr->ipc_handle.pip.addr = (uintptr_t) vaddr;
-            ipc_attr->threshold.send_lmt_sz = MPIDI_PIP_global.threshold;
-        }
+    if (data_sz >= MPIDI_PIP_global.threshold && vaddr != MPI_BOTTOM &&
+        MPIDI_PIP_any_layout(rank, comm)) {
+        ipc_attr->ipc_type = MPIDI_IPCI_TYPE__PIP;
+        ipc_attr->ipc_handle.pip.addr = (uintptr_t) vaddr;
+        ipc_attr->threshold.send_lmt_sz = MPIDI_PIP_global.threshold;
     }
 }
 

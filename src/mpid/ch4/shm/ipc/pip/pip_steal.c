@@ -107,6 +107,20 @@ cvars:
         Task size in bytes from which chunks are
         MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE bytes.
 
+    - name        : MPIR_CVAR_CH4_CX_STEAL_CHUNKS_PER_RANK
+      category    : CH4_CX_STEAL
+      type        : int
+      default     : 4
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        On-demand chunking by the number of copiers: a task is cut into no
+        more than this many chunks per rank that could take one (the ranks
+        sharing the address space), so that with few ranks each claim
+        copies more; chunks are never smaller than the size classes above.
+        0: the size classes alone.
+
     - name        : MPIR_CVAR_CH4_CX_STEAL_NSATURATE
       category    : CH4_CX_STEAL
       type        : int
@@ -118,7 +132,7 @@ cvars:
         Throughput-aware stealing: the number of ranks copying at once that
         saturates a NUMA node's memory bandwidth; no rank of another node
         adds work to a node with this many possibly active ranks. Measure
-        it with mpich-cx-memcpy-saturation (doc/user/cab-stealing.md).
+        it with benchmarks/memcpy_saturation (doc/user/cab-stealing.md).
 
     - name        : MPIR_CVAR_CH4_CX_STEAL_ORDER
       category    : CH4_CX_STEAL
@@ -131,7 +145,9 @@ cvars:
         How the application reads data right after it arrived, so that the
         chunks it reads first are the last written and still in cache:
         lo-to-hi (chunks are run from the high end down), hi-to-lo (from
-        the low end up), random (no preference: low end up).
+        the low end up), random (no preference: low end up). The info key
+        post_comm_access of a communicator or window, same values,
+        overrides it for that object's receives and accumulates.
 
     - name        : MPIR_CVAR_CH4_CX_STEAL_STREAM
       category    : CH4_CX_STEAL
@@ -160,6 +176,8 @@ static struct {
     MPIDI_PIPI_steal_world_t world;
     MPIDI_PIPI_chunking_t chunking;
     size_t threshold;
+    int chunks_per_rank;
+    int comm_hint;              /* MPIR_Comm hints slot of post_comm_access */
     int strategy;
     int reverse, stream;
     /* counters behind the pvars */
@@ -191,6 +209,11 @@ int MPIDI_PIP_steal_init_local(void)
                                      "off (this MPICH-CX was configured with --disable-cx-steal)");
     steal.strategy = MPIDI_PIPI_STEAL_OFF;
 #endif
+    if (MPIR_CVAR_CH4_CX_STEAL_CHUNKS_PER_RANK < 0)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_STEAL_CHUNKS_PER_RANK",
+                                         MPIR_CVAR_CH4_CX_STEAL_CHUNKS_PER_RANK,
+                                         "a number of chunks, or 0 for the size classes alone");
+    steal.chunks_per_rank = MPIR_CVAR_CH4_CX_STEAL_CHUNKS_PER_RANK;
     if (MPIR_CVAR_CH4_CX_STEAL_THRESHOLD < 0)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_STEAL_THRESHOLD",
                                          MPIR_CVAR_CH4_CX_STEAL_THRESHOLD,
@@ -211,18 +234,57 @@ int MPIDI_PIP_steal_init_local(void)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE_FROM",
                                          MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE_FROM,
                                          "a size no smaller than MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM_FROM");
-    if (!strcmp(MPIR_CVAR_CH4_CX_STEAL_ORDER, "lo-to-hi"))
-        steal.reverse = 1;
-    else if (!strcmp(MPIR_CVAR_CH4_CX_STEAL_ORDER, "hi-to-lo") ||
-             !strcmp(MPIR_CVAR_CH4_CX_STEAL_ORDER, "random"))
-        steal.reverse = 0;
-    else
+    int order = MPIDI_PIP_steal_order_of(MPIR_CVAR_CH4_CX_STEAL_ORDER);
+    steal.reverse = order == 1;
+    if (!order)
         return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_STEAL_ORDER", MPIR_CVAR_CH4_CX_STEAL_ORDER,
                                      "lo-to-hi, hi-to-lo or random");
 #if defined(__x86_64__)
     steal.stream = MPIR_CVAR_CH4_CX_STEAL_STREAM;
 #endif
+    /* a hints slot without a key: MPICH's own parsing takes only numbers */
+    if (!steal.comm_hint)
+        steal.comm_hint = MPIR_Comm_register_hint(0, NULL, NULL, MPIR_COMM_HINT_TYPE_INT, 0, 0);
     return MPI_SUCCESS;
+}
+
+int MPIDI_PIP_steal_order_of(const char *value)
+{
+    static const char *const orders[] = { "lo-to-hi", "hi-to-lo", "random" };
+    for (int i = 0; i < 3; i++)
+        if (value && !strcmp(value, orders[i]))
+            return i + 1;
+    return 0;
+}
+
+void MPIDI_PIP_steal_comm_hints(MPIR_Comm * comm, MPIR_Info * info)
+{
+    for (MPIR_Info * i = info; i && steal.comm_hint; i = i->next)
+        if (i->key && !strcmp(i->key, "post_comm_access")) {
+            int order = MPIDI_PIP_steal_order_of(i->value);
+            if (order)
+                comm->hints[steal.comm_hint] = order;
+        }
+}
+
+/* Chunks run high to low for an application that reads low to high. */
+static int reverse_for(int order)
+{
+    return order ? order == 1 : steal.reverse;
+}
+
+/* On-demand chunking: the size class's chunk, or larger when few ranks could
+ * share the task (whole pages). */
+static size_t chunk_for(size_t size)
+{
+    size_t c = MPIDI_PIPI_chunk_for(&steal.chunking, size);
+    if (steal.chunks_per_rank && steal.world.n > 0) {
+        size_t fair = size / ((size_t) steal.chunks_per_rank * (size_t) steal.world.n);
+        fair &= ~(size_t) 4095;
+        if (fair > c)
+            c = fair;
+    }
+    return c;
 }
 
 /* This rank's NUMA node: MPICH_CX_FAKE_NUMA_NODES=n splits the local ranks
@@ -402,9 +464,9 @@ bool MPIDI_PIP_steal_recv(const MPIDI_IPC_hdr * hdr, MPIR_Request * rreq, size_t
     }
 
     MPIDI_PIPI_task_t t;
-    MPIDI_PIPI_task_init(&t, MPIDI_PIPI_TASK_COPY, recv_data_sz,
-                         MPIDI_PIPI_chunk_for(&steal.chunking, recv_data_sz), src, nsrc, dst, ndst);
-    t.reverse = steal.reverse;
+    MPIDI_PIPI_task_init(&t, MPIDI_PIPI_TASK_COPY, recv_data_sz, chunk_for(recv_data_sz), src,
+                         nsrc, dst, ndst);
+    t.reverse = reverse_for(rreq->comm ? rreq->comm->hints[steal.comm_hint] : 0);
     t.stream = steal.stream;
     run_task(&t);
     done = true;
@@ -417,6 +479,48 @@ bool MPIDI_PIP_steal_recv(const MPIDI_IPC_hdr * hdr, MPIR_Request * rreq, size_t
     if (sdt)
         MPIR_Datatype_free(sdt);
     return done;
+}
+
+/* Between a user buffer's layout and a contiguous pack buffer. */
+static bool pack_task(void *user, MPI_Aint count, MPI_Datatype dt, void *packed, size_t bytes,
+                      int pack, int order)
+{
+    MPIDI_PIPI_seg_t u1, p1 = { packed, bytes }, *u;
+    int nu;
+
+    if (!MPIDI_PIP_steal_on || bytes < steal.threshold || !bytes ||
+        !layout(user, count, dt, bytes, &u1, &u, &nu))
+        return false;
+    MPIDI_PIPI_task_t t;
+    MPIDI_PIPI_task_init(&t, MPIDI_PIPI_TASK_COPY, bytes, chunk_for(bytes), pack ? u : &p1,
+                         pack ? nu : 1, pack ? &p1 : u, pack ? 1 : nu);
+    t.reverse = reverse_for(order);
+    run_task(&t);
+    if (u != &u1)
+        MPL_free(u);
+    return true;
+}
+
+bool MPIDI_PIP_steal_pack(const void *buf, MPI_Aint count, MPI_Datatype dt, void *packed,
+                          MPI_Aint bytes, MPI_Aint * actual)
+{
+    if (bytes <= 0 || !pack_task((void *) buf, count, dt, packed, (size_t) bytes, 1, 0))
+        return false;
+    *actual = bytes;
+    return true;
+}
+
+bool MPIDI_PIP_steal_unpack(const void *packed, MPI_Aint bytes, void *buf, MPI_Aint count,
+                            MPI_Datatype dt, MPIR_Comm * comm, MPI_Aint * actual)
+{
+    MPI_Aint dt_size;
+    MPIR_Datatype_get_size_macro(dt, dt_size);
+    if (bytes <= 0 || bytes > dt_size * count ||
+        !pack_task(buf, count, dt, (void *) packed, (size_t) bytes, 0,
+                   comm ? comm->hints[steal.comm_hint] : 0))
+        return false;
+    *actual = bytes;
+    return true;
 }
 
 typedef struct {
@@ -438,7 +542,8 @@ bool MPIDI_PIP_steal_accumulate(const void *origin_addr, int origin_count,
                                 MPI_Datatype origin_datatype, void *result_addr,
                                 int result_count, MPI_Datatype result_datatype,
                                 void *target_addr, int target_count,
-                                MPI_Datatype target_datatype, MPI_Op op, int mapped_device)
+                                MPI_Datatype target_datatype, MPI_Op op, int mapped_device,
+                                int order)
 {
     MPI_Aint size, extent;
 
@@ -458,9 +563,9 @@ bool MPIDI_PIP_steal_accumulate(const void *origin_addr, int origin_count,
     reduce_arg_t arg = { MPIR_OP_HDL_TO_FN(op), origin_datatype, (int) size };
     MPIDI_PIPI_task_t t;
     MPIDI_PIPI_task_init(&t, result_addr ? MPIDI_PIPI_TASK_GET_ACC : MPIDI_PIPI_TASK_ACC, bytes,
-                         MPIDI_PIPI_chunk_for(&steal.chunking, bytes), &s1, 1, &d1, 1);
+                         chunk_for(bytes), &s1, 1, &d1, 1);
     MPIDI_PIPI_task_set_reduce(&t, reduce_chunk, &arg, (int) size, result_addr);
-    t.reverse = steal.reverse;
+    t.reverse = reverse_for(order);
     run_task(&t);
     return true;
 }

@@ -22,11 +22,29 @@ void MPIDI_PIP_steal_wait_done(void);
 /* Intranode MPI_Accumulate/MPI_Get_accumulate on a window whose mutex the
  * caller holds: run the reduction (result_addr: get-accumulate's copy of
  * the old target data first, or NULL) as a task idle ranks share; false:
- * not eligible, the caller computes as usual. */
+ * not eligible, the caller computes as usual.  order: the window's
+ * post_comm_access (MPIDI_PIP_steal_order_of), 0 for the CVAR's. */
 bool MPIDI_PIP_steal_accumulate(const void *origin_addr, int origin_count,
                                 MPI_Datatype origin_datatype, void *result_addr,
                                 int result_count, MPI_Datatype result_datatype,
                                 void *target_addr, int target_count,
-                                MPI_Datatype target_datatype, MPI_Op op, int mapped_device);
+                                MPI_Datatype target_datatype, MPI_Op op, int mapped_device,
+                                int order);
+
+/* Internode noncontiguous messages (OFI's pack path): pack the first bytes
+ * bytes of count elements of dt at buf into packed, or unpack them from it
+ * (comm: the receive's, for its post_comm_access), as a task idle local
+ * ranks share; false: not eligible, the caller packs or unpacks as usual. */
+bool MPIDI_PIP_steal_pack(const void *buf, MPI_Aint count, MPI_Datatype dt, void *packed,
+                          MPI_Aint bytes, MPI_Aint * actual);
+bool MPIDI_PIP_steal_unpack(const void *packed, MPI_Aint bytes, void *buf, MPI_Aint count,
+                            MPI_Datatype dt, MPIR_Comm * comm, MPI_Aint * actual);
+
+/* The info key post_comm_access: how the application reads data right after
+ * it arrived.  lo-to-hi 1, hi-to-lo 2, random 3; any other value 0 (MPI
+ * ignores hints it does not understand). */
+int MPIDI_PIP_steal_order_of(const char *value);
+/* MPI_Comm_set_info and the communicator constructors with info. */
+void MPIDI_PIP_steal_comm_hints(MPIR_Comm * comm, MPIR_Info * info);
 
 #endif /* PIP_STEAL_HOOKS_H_INCLUDED */
