@@ -37,7 +37,7 @@
 
 static int rank, size, peer = -1;
 static int peer_same;           /* the peer is a task of this process */
-static long threshold = 32768, steal_threshold = 65536;
+static long threshold = 32768, steal_threshold = 262144;
 static int enabled = 1, steal = 1;
 static long long want_copies, want_bytes, want_tasks;
 

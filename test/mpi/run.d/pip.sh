@@ -26,7 +26,7 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     pip_run two-hosts 300 "$ok"' && [ "$(grep -c "of a host with 15 ranks" <<<"$out")" = 15 ] &&
         [ "$(grep -c "of a host with 1 ranks" <<<"$out")" = 1 ]' -pip -n 16 "$work/mpi/pip_basic"
     pip_run extensions-line 120 '[ $rc = 0 ] &&
-        grep -q "^MPICH-CX Extensions:.*, pip (task 1 of 2 in this process, single copy from 32768 bytes, throughput stealing from 65536 bytes with 1 peer tasks)$" <<<"$out"' \
+        grep -q "^MPICH-CX Extensions:.*, pip (task 1 of 2 in this process, single copy from 32768 bytes, throughput stealing from 262144 bytes with 1 peer tasks)$" <<<"$out"' \
         -pip -n 2 "$work/mpi/library_version" -v
     # (stdout is unbuffered after MPI_Init, with or without -pip, so puts()
     # writes a line in two pieces, and Hydra may label the second one too)

@@ -44,7 +44,7 @@ cvars:
     - name        : MPIR_CVAR_CH4_CX_STEAL_THRESHOLD
       category    : CH4_CX_STEAL
       type        : int
-      default     : 65536
+      default     : 262144
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
@@ -184,7 +184,7 @@ static struct {
     unsigned long long tasks, owner_chunks, local_chunks, remote_chunks, bytes, empty, denied;
 } steal;
 
-static _Thread_local unsigned steal_rng;
+static unsigned steal_rng = 2463534242u;       /* xorshift state, never 0 */
 
 static const char *const strategy_names[] = { "off", "localized", "mixed", "throughput" };
 
@@ -341,6 +341,9 @@ int MPIDI_PIP_steal_init_world(const uint8_t * same_space)
     MPIR_ERR_CHECK(mpi_errno);
     MPIDI_PIPI_steal_world_init(w, steal.strategy, w->n_saturate, w->ranks, n, self, w->local,
                                 w->remote, w->numa_host);
+    steal_rng = 2463534242u + 2654435761u * (unsigned) MPIR_Process.local_rank;
+    if (!steal_rng)
+        steal_rng = 1;          /* ranks pick different victims */
     MPIDI_PIP_steal_on = steal.strategy != MPIDI_PIPI_STEAL_OFF && n > 1;
 
   fn_exit:
@@ -570,19 +573,25 @@ bool MPIDI_PIP_steal_accumulate(const void *origin_addr, int origin_count,
     return true;
 }
 
+/* Called on every idle poll, so it touches nothing shared when there is
+ * nothing to steal: no store unless the flag changes, no locked adds (the
+ * random state and the miss counter may lose an update when threads of a
+ * rank race; neither needs to be exact). */
 bool MPIDI_PIP_steal_idle(void)
 {
-    if (!steal_rng)     /* per thread: threads of a rank may steal at once */
-        steal_rng = 2463534242u ^ (unsigned) ((uintptr_t) & steal_rng >> 6);
-    __atomic_store_n(&my_share.active, 0, __ATOMIC_RELAXED);
-    MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&steal.world, &steal_rng);
+    if (__atomic_load_n(&my_share.active, __ATOMIC_RELAXED))
+        __atomic_store_n(&my_share.active, 0, __ATOMIC_RELAXED);
+    unsigned rng = __atomic_load_n(&steal_rng, __ATOMIC_RELAXED);
+    MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&steal.world, &rng);
+    __atomic_store_n(&steal_rng, rng, __ATOMIC_RELAXED);
     if (r.bytes) {
         __atomic_fetch_add(r.remote ? &steal.remote_chunks : &steal.local_chunks, 1,
                            __ATOMIC_RELAXED);
         __atomic_fetch_add(&steal.bytes, r.bytes, __ATOMIC_RELAXED);
         return true;
     }
-    __atomic_fetch_add(r.denied ? &steal.denied : &steal.empty, 1, __ATOMIC_RELAXED);
+    unsigned long long *miss = r.denied ? &steal.denied : &steal.empty;
+    __atomic_store_n(miss, __atomic_load_n(miss, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
     return false;
 }
 
