@@ -43,11 +43,13 @@ int MPIDI_PIP_init_local(void)
 }
 
 /* Collective over the node's ranks once MPIDU_Init_shm is up: everyone
- * publishes its token, and each rank notes the peers with its own. */
+ * publishes its token, and each rank notes the peers with its own (and
+ * hands their CAB-MPI state to pip_steal.c). */
 int MPIDI_PIP_init_world(void)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_PIP_global_t *g = &MPIDI_PIP_global;
+    uintptr_t *steal_peers = NULL;
 
     g->threshold = SIZE_MAX;
     g->n_peers = 0;
@@ -58,21 +60,29 @@ int MPIDI_PIP_init_world(void)
     if (MPIR_CVAR_CH4_CX_PIP_ENABLE)
         g->space = my_space();
 
+    /* What each rank publishes: its address space, and where its CAB-MPI
+     * state is (read by the ranks of the same space only). */
+    struct {
+        MPIDI_PIP_space_t space;
+        uintptr_t steal;
+    } mine = { g->space, MPIDI_PIP_steal_prepare() }, peer;
+    steal_peers = MPL_calloc(MPIR_Process.local_size, sizeof(uintptr_t), MPL_MEM_SHM);
+    MPIR_ERR_CHKANDJUMP(!steal_peers, mpi_errno, MPI_ERR_OTHER, "**nomem");
+
     /* Every local rank takes part in the exchange, enabled or not; the
      * first barrier keeps slower ranks' earlier gets from seeing our put. */
     mpi_errno = MPIDU_Init_shm_barrier();
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDU_Init_shm_put(&g->space, sizeof(g->space));
+    mpi_errno = MPIDU_Init_shm_put(&mine, sizeof(mine));
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDU_Init_shm_barrier();
     MPIR_ERR_CHECK(mpi_errno);
     for (int i = 0; i < MPIR_Process.local_size; i++) {
-        MPIDI_PIP_space_t peer;
         if (i == MPIR_Process.local_rank)
             continue;
         mpi_errno = MPIDU_Init_shm_get(i, sizeof(peer), &peer);
         MPIR_ERR_CHECK(mpi_errno);
-        if (!MPIDI_PIP_is_my_space(&peer))
+        if (!MPIDI_PIP_is_my_space(&peer.space))
             continue;
         if (!g->same_space) {
             g->same_space = MPL_calloc(g->world_size, 1, MPL_MEM_SHM);
@@ -80,15 +90,17 @@ int MPIDI_PIP_init_world(void)
         }
         g->same_space[MPIR_Process.node_local_map[i]] = 1;
         g->n_peers++;
+        steal_peers[i] = peer.steal;
     }
     mpi_errno = MPIDU_Init_shm_barrier();
     MPIR_ERR_CHECK(mpi_errno);
     if (g->n_peers)
         g->threshold = (size_t) MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD;
-    mpi_errno = MPIDI_PIP_steal_init_world(g->same_space);
+    mpi_errno = MPIDI_PIP_steal_init_world(steal_peers);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
+    MPL_free(steal_peers);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -121,14 +133,20 @@ const char *MPIDI_PIP_describe(void)
 PIP_PVAR_GETTER(get_copies, copies)
     PIP_PVAR_GETTER(get_bytes, bytes)
     PIP_PVAR_GETTER(get_windows, windows)
+void MPIDI_PIP_register_counters(const char *category, const MPIDI_PIP_pvar_t * pvars, int n)
+{
+    for (int i = 0; i < n; i++)
+        MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, pvars[i].name,
+                                  NULL, 1, MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC,
+                                  MPI_T_BIND_NO_OBJECT,
+                                  MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                                  pvars[i].get, NULL, category, pvars[i].desc);
+}
+
 static void register_pvars(void)
 {
     static int registered;
-    static const struct {
-        const char *name;
-        void (*get)(void *, void *, int, void *);
-        const char *desc;
-    } pvars[] = {
+    static const MPIDI_PIP_pvar_t pvars[] = {
         {"cx_pip_copies", get_copies,
          "PiP: messages this rank received by copying from the sender's buffer"},
         {"cx_pip_copy_bytes", get_bytes,
@@ -136,12 +154,6 @@ static void register_pvars(void)
         {"cx_pip_windows", get_windows,
          "PiP: created and dynamic windows whose local peers' memory this rank accesses directly"},
     };
-    if (registered++)
-        return;
-    for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
-        MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, pvars[i].name,
-                                  NULL, 1, MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC,
-                                  MPI_T_BIND_NO_OBJECT,
-                                  MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
-                                  pvars[i].get, NULL, "CH4_CX_PIP", pvars[i].desc);
+    if (!registered++)
+        MPIDI_PIP_register_counters("CH4_CX_PIP", pvars, sizeof(pvars) / sizeof(pvars[0]));
 }

@@ -70,6 +70,14 @@ typedef struct {
 
 extern MPIDI_PIP_global_t MPIDI_PIP_global;
 
+/* The module's MPI_T counters: unsigned long long, read-only, continuous. */
+typedef struct {
+    const char *name;
+    void (*get)(void *, void *, int, void *);
+    const char *desc;
+} MPIDI_PIP_pvar_t;
+void MPIDI_PIP_register_counters(const char *category, const MPIDI_PIP_pvar_t * pvars, int n);
+
 int MPIDI_PIP_init_local(void);
 int MPIDI_PIP_init_world(void);
 int MPIDI_PIP_finalize(void);
@@ -77,7 +85,8 @@ const char *MPIDI_PIP_describe(void);
 
 /* CAB-MPI work stealing (pip_steal.c) */
 int MPIDI_PIP_steal_init_local(void);
-int MPIDI_PIP_steal_init_world(const uint8_t * same_space);
+uintptr_t MPIDI_PIP_steal_prepare(void);
+int MPIDI_PIP_steal_init_world(const uintptr_t * peers);
 void MPIDI_PIP_steal_finalize(void);
 const char *MPIDI_PIP_steal_describe(void);
 bool MPIDI_PIP_steal_recv(const MPIDI_IPC_hdr * hdr, MPIR_Request * rreq, size_t recv_data_sz);

@@ -15,7 +15,7 @@
 #include "pip_post.h"
 #include "pip_steal_victim.h"
 #include "cx_topology.h"
-#include "mpidu_init_shm.h"
+#include "mpichcx_pip.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -184,7 +184,7 @@ static struct {
     unsigned long long tasks, owner_chunks, local_chunks, remote_chunks, bytes, empty, denied;
 } steal;
 
-static unsigned steal_rng = 2463534242u;       /* xorshift state, never 0 */
+static unsigned steal_rng = 2463534242u;        /* xorshift state, never 0 */
 
 static const char *const strategy_names[] = { "off", "localized", "mixed", "throughput" };
 
@@ -299,26 +299,26 @@ static int my_numa_node(void)
     return MPIR_CX_numa_node_self();
 }
 
-/* Collective over the node's ranks once MPIDI_PIP_init_world knows which
- * share this address space: everyone publishes the address of its shared
- * state, and each rank builds its view of those in its own space. */
-int MPIDI_PIP_steal_init_world(const uint8_t * same_space)
+/* Before MPIDI_PIP_init_world's exchange: reset what the peers will read
+ * and return its address, which that exchange publishes.  The NUMA node
+ * (hwloc) only for PiP tasks that may steal. */
+uintptr_t MPIDI_PIP_steal_prepare(void)
+{
+    memset(&my_share, 0, sizeof(my_share));
+    my_share.active = 1;
+    if (steal.strategy != MPIDI_PIPI_STEAL_OFF && MPIR_CVAR_CH4_CX_PIP_ENABLE &&
+        MPIR_CX_pip_shares_process())
+        my_share.numa = my_numa_node();
+    return (uintptr_t) & my_share;
+}
+
+/* After that exchange: peers[i] is local rank i's state if it shares this
+ * address space, else 0.  Builds this rank's view of them. */
+int MPIDI_PIP_steal_init_world(const uintptr_t * peers)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_PIPI_steal_world_t *w = &steal.world;
-    uintptr_t mine = (uintptr_t) & my_share, peer;
     int n = 0, self = -1, nl = MPIR_Process.local_size;
-
-    memset(&my_share, 0, sizeof(my_share));
-    my_share.active = 1;
-    if (same_space && steal.strategy != MPIDI_PIPI_STEAL_OFF)
-        my_share.numa = my_numa_node(); /* hwloc: only where it matters */
-    mpi_errno = MPIDU_Init_shm_barrier();
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDU_Init_shm_put(&mine, sizeof(mine));
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDU_Init_shm_barrier();
-    MPIR_ERR_CHECK(mpi_errno);
 
     w->ranks = MPL_malloc(nl * sizeof(*w->ranks), MPL_MEM_SHM);
     w->numa_host = MPL_malloc(nl * sizeof(*w->numa_host), MPL_MEM_SHM);
@@ -330,20 +330,14 @@ int MPIDI_PIP_steal_init_world(const uint8_t * same_space)
         if (i == MPIR_Process.local_rank) {
             self = n;
             w->ranks[n++] = &my_share;
-            continue;
-        }
-        mpi_errno = MPIDU_Init_shm_get(i, sizeof(peer), &peer);
-        MPIR_ERR_CHECK(mpi_errno);
-        if (same_space && same_space[MPIR_Process.node_local_map[i]])
-            w->ranks[n++] = (MPIDI_PIPI_steal_rank_t *) peer;
+        } else if (peers[i])
+            w->ranks[n++] = (MPIDI_PIPI_steal_rank_t *) peers[i];
     }
-    mpi_errno = MPIDU_Init_shm_barrier();
-    MPIR_ERR_CHECK(mpi_errno);
     MPIDI_PIPI_steal_world_init(w, steal.strategy, w->n_saturate, w->ranks, n, self, w->local,
                                 w->remote, w->numa_host);
     steal_rng = 2463534242u + 2654435761u * (unsigned) MPIR_Process.local_rank;
     if (!steal_rng)
-        steal_rng = 1;          /* ranks pick different victims */
+        steal_rng = 1;  /* ranks pick different victims */
     MPIDI_PIP_steal_on = steal.strategy != MPIDI_PIPI_STEAL_OFF && n > 1;
 
   fn_exit:
@@ -617,11 +611,7 @@ STEAL_PVAR_GETTER(denied)
 static void register_pvars(void)
 {
     static int registered;
-    static const struct {
-        const char *name;
-        void (*get)(void *, void *, int, void *);
-        const char *desc;
-    } pvars[] = {
+    static const MPIDI_PIP_pvar_t pvars[] = {
         {"cx_steal_tasks", get_tasks,
          "CAB-MPI: copy and reduction tasks this rank published for idle local ranks"},
         {"cx_steal_owner_chunks", get_owner_chunks,
@@ -637,12 +627,6 @@ static void register_pvars(void)
         {"cx_steal_denied", get_denied,
          "CAB-MPI: remote steal attempts of this rank refused because the node was saturated"},
     };
-    if (registered++)
-        return;
-    for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
-        MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, pvars[i].name,
-                                  NULL, 1, MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC,
-                                  MPI_T_BIND_NO_OBJECT,
-                                  MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
-                                  pvars[i].get, NULL, "CH4_CX_STEAL", pvars[i].desc);
+    if (!registered++)
+        MPIDI_PIP_register_counters("CH4_CX_STEAL", pvars, sizeof(pvars) / sizeof(pvars[0]));
 }
