@@ -87,6 +87,7 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
         -pip -n 2 -genv MPIR_CVAR_CH4_CX_STEAL_STREAM 1 "$work/mpi/pip_copy"
     pip_run single-copy-4 180 "$ok" -pip -n 4 "$work/mpi/pip_copy"
     pip_run single-copy-two-hosts 300 "$ok" -pip -n 16 "$work/mpi/pip_copy"
+    pip_run pair-types 180 "$ok" -pip -n 4 "$work/mpi/pair_types"
     pip_run single-copy-all-sizes 180 "$ok" -pip -n 2 -genv MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD 0 \
         "$work/mpi/pip_copy"
     pip_run single-copy-off 180 "$ok"' && grep -q "^single copies on rank 0: 0 " <<<"$out"' \
