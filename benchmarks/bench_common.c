@@ -216,7 +216,9 @@ void bench_init(int *argc, char ***argv, bench_opts_t * o, int thread_level)
                    thread_level);
     if (o->threads > 1 && provided < MPI_THREAD_MULTIPLE)
         bench_fail("--threads %d needs MPI_THREAD_MULTIPLE", o->threads);
-    if (o->any_ranks ? o->nranks < 2 : o->nranks != 2)
+    if (o->any_ranks && o->nranks < 2)
+        bench_fail("%s runs on 2 ranks or more (mpiexec -n 3: one idle), not %d", name, o->nranks);
+    if (!o->any_ranks && o->nranks != 2)
         bench_fail("%s runs on exactly 2 ranks (mpiexec -n 2), not %d", name, o->nranks);
 }
 

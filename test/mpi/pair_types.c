@@ -12,12 +12,24 @@
 
 #define MAXCOUNT (1 << 16)
 
-struct di { double v; int i; };
-struct si { short v; int i; };
-struct ldi { long double v; int i; };
+struct di {
+    double v;
+    int i;
+};
+struct si {
+    short v;
+    int i;
+};
+struct ldi {
+    long double v;
+    int i;
+};
 
 /* value of element k on rank r, chosen so that ranks differ and tie often */
-static int val(int r, int k) { return (r * 7 + k * 3) % 11; }
+static int val(int r, int k)
+{
+    return (r * 7 + k * 3) % 11;
+}
 
 #define CHECK_PAIR_TYPE(T, MPIT, name) \
     do { \
@@ -68,10 +80,5 @@ int main(int argc, char **argv)
     CHECK_PAIR_TYPE(struct si, MPI_SHORT_INT, "MPI_SHORT_INT");
     CHECK_PAIR_TYPE(struct ldi, MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT");
 
-    int errors = mt_errors, all;
-    MPI_Reduce(&errors, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0 && all == 0)
-        printf("No Errors\n");
-    MPI_Finalize();
-    return all != 0;
+    return mt_finish();
 }

@@ -37,8 +37,8 @@
 
 static int rank, size, peer = -1;
 static int peer_same;           /* the peer is a task of this process */
-static long threshold = 32768, steal_threshold = 262144;
-static int enabled = 1, steal = 1;
+static long threshold = 32768, steal_threshold;
+static int enabled = 1, steal;
 static long long want_copies, want_bytes, want_tasks;
 
 /* A message of n bytes this rank received from src; contig: contiguous at
@@ -380,12 +380,16 @@ int main(int argc, char **argv)
     e = getenv("MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD");
     if (e)
         threshold = atol(e);
-    e = getenv("MPIR_CVAR_CH4_CX_STEAL_THRESHOLD");
-    if (e)
-        steal_threshold = atol(e);
-    e = getenv("MPIR_CVAR_CH4_CX_STEAL");
-    if (e)
-        steal = strcmp(e, "off") != 0;
+    /* whether this rank steals, and from what size: the library says so
+     * ("throughput stealing from 262144 bytes"; nothing when it does not:
+     * no peer task, MPIR_CVAR_CH4_CX_STEAL=off, --disable-cx-steal) */
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int version_len;
+    MPI_Get_library_version(version, &version_len);
+    const char *from = strstr(version, " stealing from ");
+    steal = from != NULL;
+    if (from)
+        steal_threshold = atol(from + strlen(" stealing from "));
 
     /* who shares this address space: the kernel's process id */
     int tgid = (int) syscall(SYS_getpid), *tgids = malloc(size * sizeof(int));

@@ -27,6 +27,24 @@ for b in pingpong mt_msgrate latency_mt match_burst match_shuffle; do
         ! echo "$out" | grep -Eq ",(0|-[0-9.e+-]*|nan|inf),[^,]+$" || { echo "non-positive value"; exit 1; }' \
         _ "${launch[@]}" -n 2 "$bench/$b" --quick "${extra[@]}"
 done
+# CAB-MPI's benchmark in each mode on 3 ranks (one idle), as PiP tasks when
+# PiP is built, and a bad mode refused; the memcpy saturation probe (no MPI)
+# names its N_saturate.
+cab_launch=("${launch[@]}")
+[ -x "$prefix/bin/mpich-cx-piphost" ] && cab_launch+=(-pip)
+for m in pingpong third-party noncontig accumulate; do
+    t_run "bench/cab_bench-$m" 120 bash -c 'm=$1; shift; out=$("$@") || exit 1; echo "$out";
+        echo "$out" | grep -q "^# library: MPICH-CX Version:" || { echo "no MPICH-CX library line"; exit 1; }
+        echo "$out" | grep -Eq "^cab_bench,$m idle=1,[0-9]+,time,[0-9.e+-]+,us$" || { echo "no $m rows"; exit 1; }
+        ! echo "$out" | grep -Eq ",(0|-[0-9.e+-]*|nan|inf),us$" || { echo "non-positive value"; exit 1; }' \
+        _ "$m" "${cab_launch[@]}" -n 3 "$bench/cab_bench" --quick --mode "$m"
+done
+t_run bench/cab_bench-bad-mode 60 bash -c 'out=$("$@" 2>&1) && { echo "$out"; echo "accepted"; exit 1; }; echo "$out";
+    grep -q "bad value .sideways. for --mode" <<<"$out"' \
+    _ "${launch[@]}" -n 3 "$bench/cab_bench" --quick --mode sideways
+t_run bench/memcpy_saturation 120 bash -c 'out=$("$@") || exit 1; echo "$out";
+    echo "$out" | grep -Eq "^N_saturate: [1-9][0-9]* " || { echo "no N_saturate line"; exit 1; }' \
+    _ "$bench/memcpy_saturation"
 # pingpong's latency with one buffer for send and receive (OSU's separate
 # buffers are the default), and the option refused by a benchmark without it.
 t_run bench/pingpong-one-buffer 120 bash -c 'out=$("$@") || exit 1; echo "$out";

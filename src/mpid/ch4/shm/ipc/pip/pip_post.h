@@ -73,7 +73,7 @@ extern MPIDI_PIP_global_t MPIDI_PIP_global;
 /* The module's MPI_T counters: unsigned long long, read-only, continuous. */
 typedef struct {
     const char *name;
-    void (*get)(void *, void *, int, void *);
+    unsigned long long *counter;
     const char *desc;
 } MPIDI_PIP_pvar_t;
 void MPIDI_PIP_register_counters(const char *category, const MPIDI_PIP_pvar_t * pvars, int n);

@@ -595,36 +595,23 @@ void MPIDI_PIP_steal_wait_done(void)
         __atomic_store_n(&my_share.active, 1, __ATOMIC_RELAXED);
 }
 
-#define STEAL_PVAR_GETTER(field_) \
-    static void get_##field_(void *addr, void *obj, int count, void *buf) \
-    { *(unsigned long long *) buf = __atomic_load_n(&steal.field_, __ATOMIC_RELAXED); }
-/* *INDENT-OFF* */
-STEAL_PVAR_GETTER(tasks)
-STEAL_PVAR_GETTER(owner_chunks)
-STEAL_PVAR_GETTER(local_chunks)
-STEAL_PVAR_GETTER(remote_chunks)
-STEAL_PVAR_GETTER(bytes)
-STEAL_PVAR_GETTER(empty)
-STEAL_PVAR_GETTER(denied)
-/* *INDENT-ON* */
-
 static void register_pvars(void)
 {
     static int registered;
     static const MPIDI_PIP_pvar_t pvars[] = {
-        {"cx_steal_tasks", get_tasks,
+        {"cx_steal_tasks", &steal.tasks,
          "CAB-MPI: copy and reduction tasks this rank published for idle local ranks"},
-        {"cx_steal_owner_chunks", get_owner_chunks,
+        {"cx_steal_owner_chunks", &steal.owner_chunks,
          "CAB-MPI: chunks of its own tasks this rank ran"},
-        {"cx_steal_local_chunks", get_local_chunks,
+        {"cx_steal_local_chunks", &steal.local_chunks,
          "CAB-MPI: chunks this rank stole from ranks of its NUMA node while idle in MPI"},
-        {"cx_steal_remote_chunks", get_remote_chunks,
+        {"cx_steal_remote_chunks", &steal.remote_chunks,
          "CAB-MPI: chunks this rank stole from ranks of other NUMA nodes while idle in MPI"},
-        {"cx_steal_bytes", get_bytes,
+        {"cx_steal_bytes", &steal.bytes,
          "CAB-MPI: bytes of the chunks this rank stole"},
-        {"cx_steal_empty", get_empty,
+        {"cx_steal_empty", &steal.empty,
          "CAB-MPI: steal attempts of this rank that found no chunk"},
-        {"cx_steal_denied", get_denied,
+        {"cx_steal_denied", &steal.denied,
          "CAB-MPI: remote steal attempts of this rank refused because the node was saturated"},
     };
     if (!registered++)

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sched.h>
+#include "cx_sync_common.h"
 #if defined(__x86_64__)
 #include <emmintrin.h>
 #endif
@@ -59,7 +59,7 @@ typedef struct MPIDI_PIPI_task {
 /* A rank's published tasks. */
 typedef struct {
     MPIDI_PIPI_task_t *head;
-    int lock;
+    atomic_int lock;            /* test-and-test-and-set */
 } MPIDI_PIPI_taskq_t;
 
 /* On-demand chunking: the chunk for a message of size bytes. */
@@ -233,56 +233,34 @@ static inline size_t MPIDI_PIPI_task_work(MPIDI_PIPI_task_t * t)
  * place and visible here. */
 static inline void MPIDI_PIPI_task_wait(MPIDI_PIPI_task_t * t)
 {
-    for (unsigned spins = 0; __atomic_load_n(&t->done, __ATOMIC_ACQUIRE) < t->size; spins++) {
-        if (spins >= 1000)
-            sched_yield();      /* the worker may have been descheduled */
-#if defined(__x86_64__) || defined(__i386__)
-        else
-            __builtin_ia32_pause();
-#endif
-    }
-}
-
-static inline int MPIDI_PIPI_taskq_trylock(MPIDI_PIPI_taskq_t * q)
-{
-    return !__atomic_load_n(&q->lock, __ATOMIC_RELAXED) &&
-        !__atomic_exchange_n(&q->lock, 1, __ATOMIC_ACQUIRE);
-}
-
-static inline void MPIDI_PIPI_taskq_lock(MPIDI_PIPI_taskq_t * q)
-{
-    while (!MPIDI_PIPI_taskq_trylock(q))
-        sched_yield();
-}
-
-static inline void MPIDI_PIPI_taskq_unlock(MPIDI_PIPI_taskq_t * q)
-{
-    __atomic_store_n(&q->lock, 0, __ATOMIC_RELEASE);
+    unsigned spins = 0;
+    while (__atomic_load_n(&t->done, __ATOMIC_ACQUIRE) < t->size)
+        cx_spin_pause(&spins);  /* yields now and then: the worker may be descheduled */
 }
 
 /* Owner: make a task visible to workers (its fields are final by now). */
 static inline void MPIDI_PIPI_taskq_publish(MPIDI_PIPI_taskq_t * q, MPIDI_PIPI_task_t * t)
 {
-    MPIDI_PIPI_taskq_lock(q);
+    cx_tas_acquire(&q->lock);
     t->prev = NULL;
     t->next = q->head;
     if (q->head)
         q->head->prev = t;
     __atomic_store_n(&q->head, t, __ATOMIC_RELEASE);
-    MPIDI_PIPI_taskq_unlock(q);
+    cx_tas_release(&q->lock);
 }
 
 /* Owner, after MPIDI_PIPI_task_wait: no worker can reach t afterwards. */
 static inline void MPIDI_PIPI_taskq_unpublish(MPIDI_PIPI_taskq_t * q, MPIDI_PIPI_task_t * t)
 {
-    MPIDI_PIPI_taskq_lock(q);
+    cx_tas_acquire(&q->lock);
     if (t->prev)
         t->prev->next = t->next;
     else
         __atomic_store_n(&q->head, t->next, __ATOMIC_RELAXED);
     if (t->next)
         t->next->prev = t->prev;
-    MPIDI_PIPI_taskq_unlock(q);
+    cx_tas_release(&q->lock);
 }
 
 static inline int MPIDI_PIPI_taskq_empty(MPIDI_PIPI_taskq_t * q)
@@ -298,12 +276,12 @@ static inline size_t MPIDI_PIPI_taskq_steal(MPIDI_PIPI_taskq_t * q, size_t min_l
     MPIDI_PIPI_task_t *t;
     size_t off = 0, len = 0;
 
-    if (MPIDI_PIPI_taskq_empty(q) || !MPIDI_PIPI_taskq_trylock(q))
+    if (MPIDI_PIPI_taskq_empty(q) || !cx_tas_tryacquire(&q->lock))
         return 0;
     for (t = q->head; t; t = t->next)
         if (MPIDI_PIPI_task_chunks_left(t) >= min_left && (len = MPIDI_PIPI_task_claim(t, &off)))
             break;
-    MPIDI_PIPI_taskq_unlock(q);
+    cx_tas_release(&q->lock);
     if (!len)
         return 0;
     MPIDI_PIPI_task_run(t, off, len);
