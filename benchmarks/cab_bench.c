@@ -47,7 +47,7 @@ static int iters_for(const bench_opts_t * o, long bytes)
 }
 
 /* One-way time of a ping-pong between ranks 0 and 1 of count elements of
- * type t (buffers of span bytes). */
+ * type t (bytes of data) from sbuf into rbuf. */
 static double pingpong(const bench_opts_t * o, MPI_Comm pair, char *sbuf, char *rbuf, long bytes,
                        int count, MPI_Datatype t, int iters)
 {
