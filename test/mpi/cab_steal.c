@@ -19,7 +19,9 @@
  *        doubles: exact sums, and every get-accumulate result a snapshot
  *        (all its elements equal: no reduction interleaved with another).
  * With "expect-steals" the ranks that only waited must have stolen chunks
- * (pvar cx_steal_local_chunks), and the owners published tasks.  A last
+ * (pvar cx_steal_local_chunks; in p2p after at most 100 more messages sent
+ * while the sender sleeps, for 2 cores may leave them no chance before),
+ * and the owners published tasks.  A last
  * argument "post_comm_access=VALUE" sets that info key on MPI_COMM_WORLD and
  * on the window (the order in which chunks run); "no-truncate" leaves the
  * truncated receives out (MPICH 4.0.2's OFI pack path reports them as
@@ -203,6 +205,46 @@ static void test_p2p(int iters)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Chunks stolen by this rank since stolen0. */
+static long long stolen_since(long long stolen0)
+{
+    return mt_pvar_read("cx_steal_local_chunks") + mt_pvar_read("cx_steal_remote_chunks") -
+        stolen0;
+}
+
+/* p2p with expect-steals: ranks 2.. must have stolen, but with more ranks
+ * than cores they may have sat out every task above (run them bound,
+ * -bind-to core: unbound, the kernel may keep rank 1 and rank 2 on one
+ * CPU's run queue, and rank 2 then runs only while rank 1 is not copying).
+ * Give them rounds in which rank 0 sleeps outside MPI while rank 1
+ * receives 2 MiB as a vector, at most 100, until one of them has stolen;
+ * returns the number of rounds. */
+static int rounds_until_stolen(long long stolen0)
+{
+    int span, count, round;
+    MPI_Datatype t = make_type(1, 256 * 1024, &span, &count);
+    double *b = malloc(span * sizeof(double));
+    for (int i = 0; i < span; i++)
+        b[i] = i;
+    for (round = 0; round < 100; round++) {
+        long long mine = rank >= 2 ? stolen_since(stolen0) : 0, all;
+        MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (all > 0)
+            break;
+        if (rank == 0) {
+            MPI_Request r;
+            MPI_Isend(b, count, t, 1, 8, MPI_COMM_WORLD, &r);
+            usleep(20000);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else if (rank == 1)
+            MPI_Recv(b, count, t, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Barrier(MPI_COMM_WORLD);    /* ranks 2.. wait here: workers */
+    }
+    MPI_Type_free(&t);
+    free(b);
+    return round;
+}
+
 static void test_acc(int iters)
 {
     enum { N = 256 * 1024 };    /* doubles: 2 MiB */
@@ -280,11 +322,17 @@ int main(int argc, char **argv)
         MPI_Comm_set_info(MPI_COMM_WORLD, info);
     }
     long long tasks0 = mt_pvar_read("cx_steal_tasks");
-    long long stolen0 = mt_pvar_read("cx_steal_local_chunks") +
-        mt_pvar_read("cx_steal_remote_chunks");
+    long long stolen0 = stolen_since(0);
     MT_CHECK(tasks0 >= 0 && stolen0 >= 0, "the cx_steal pvars are missing");
-    if (!strcmp(mode, "p2p"))
+    if (!strcmp(mode, "p2p")) {
         test_p2p(iters);
+        if (expect && size > 2) {
+            int rounds = rounds_until_stolen(stolen0);
+            if (rank == 0 && rounds > 0)
+                printf("p2p: %d more message(s) before a rank with no message of its own stole\n",
+                       rounds);
+        }
+    }
     else if (!strcmp(mode, "acc"))
         test_acc(iters);
     else {
@@ -293,9 +341,7 @@ int main(int argc, char **argv)
              argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    long long mine[2] = { mt_pvar_read("cx_steal_tasks") - tasks0,
-        mt_pvar_read("cx_steal_local_chunks") + mt_pvar_read("cx_steal_remote_chunks") - stolen0
-    };
+    long long mine[2] = { mt_pvar_read("cx_steal_tasks") - tasks0, stolen_since(stolen0) };
     /* owners: rank 1 (p2p) or ranks 1.. (acc); workers: the others, of
      * which rank 0 sends the p2p messages and ranks 2.. have none of their own */
     int p2p = !strcmp(mode, "p2p"), owner = p2p ? rank == 1 : rank > 0;
@@ -309,8 +355,22 @@ int main(int argc, char **argv)
         if (p2p)
             printf(" (%lld by ranks with no message of their own)", all[2]);
         printf("\n");
-        /* p2p: the ranks with no message of their own, not the blocked sender */
-        MT_CHECK(!expect || (all[0] && (p2p ? all[2] : all[1])), "expected tasks and steals");
+    }
+    /* p2p: the ranks with no message of their own, not the blocked sender */
+    int ok = !expect || (all[0] && (p2p ? all[2] : all[1]));
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!ok) {  /* each rank's view, for the log */
+        long long v[4] = { mine[0], mine[1], mt_pvar_read("cx_steal_empty"),
+            mt_pvar_read("cx_steal_denied")
+        };
+        long long *every = rank == 0 ? malloc(4 * size * sizeof(long long)) : NULL;
+        MPI_Gather(v, 4, MPI_LONG_LONG, every, 4, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+        for (int r = 0; rank == 0 && r < size; r++)
+            printf("rank %d: %lld tasks, %lld chunks stolen, %lld attempts found none, "
+                   "%lld denied\n", r, every[4 * r], every[4 * r + 1], every[4 * r + 2],
+                   every[4 * r + 3]);
+        free(every);
+        MT_CHECK(rank != 0, "expected tasks and steals");
     }
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);

@@ -24,7 +24,8 @@
  * across the two in a per-VCI build (its schedule callbacks change
  * context_mask and next_gcn holding the schedule list's lock only, while
  * blocking allocations and MPIR_Free_contextid hold the context-id mutex:
- * threads/comm/idup_nb's "Assertion failed in contextid.c:239"), and this
+ * threads/comm/idup_nb's "Assertion failed in contextid.c:239"; patch
+ * 0018-contextid-nbc-lock takes that mutex in the callbacks too), and this
  * test is about MPICH-CX's waits.  Run with "mixed" as third argument, the
  * threads do not wait for each other (a reproducer of that MPICH race).
  */

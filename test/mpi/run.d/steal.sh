@@ -23,9 +23,12 @@ elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
            -genv MPIR_CVAR_CH4_CX_STEAL_CHUNK_MEDIUM 2048 -genv MPIR_CVAR_CH4_CX_STEAL_CHUNK_LARGE 4096
            -genv MPIR_CVAR_CH4_CX_STEAL_CHUNKS_PER_RANK 0)
     stole="$ok"' && grep -q "owners published [1-9][0-9]* tasks, waiting ranks stole [1-9][0-9]* chunks" <<<"$out"'
+    # runs that expect steals bind their ranks: unbound, with more ranks than
+    # cores, the kernel may keep the owner and the workers on one CPU
+    bound=(-pip -bind-to core)
     for n in 3 4; do
-        pip_run steal-p2p-$n 300 "$stole" -pip "${every[@]}" -n $n "$work/mpi/cab_steal" p2p 40 expect-steals
-        pip_run steal-acc-$n 300 "$stole" -pip "${every[@]}" -n $n "$work/mpi/cab_steal" acc 20 expect-steals
+        pip_run steal-p2p-$n 300 "$stole" "${bound[@]}" "${every[@]}" -n $n "$work/mpi/cab_steal" p2p 40 expect-steals
+        pip_run steal-acc-$n 300 "$stole" "${bound[@]}" "${every[@]}" -n $n "$work/mpi/cab_steal" acc 20 expect-steals
     done
     # two hosts (15 + 1 ranks): ranks steal only inside their own host, and
     # seldom here (14 waiting ranks on 2 cores, each trying one random peer
@@ -39,17 +42,17 @@ elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
         pip_run steal-$s 300 "$ok" -pip "${every[@]}" -genv MPICH_CX_FAKE_NUMA_NODES 2 \
             -genv MPIR_CVAR_CH4_CX_STEAL $s -n 4 "$work/mpi/cab_steal" p2p 20
     done
-    pip_run steal-order-stream 300 "$stole" -pip "${every[@]}" -genv MPIR_CVAR_CH4_CX_STEAL_ORDER hi-to-lo \
+    pip_run steal-order-stream 300 "$stole" "${bound[@]}" "${every[@]}" -genv MPIR_CVAR_CH4_CX_STEAL_ORDER hi-to-lo \
         -genv MPIR_CVAR_CH4_CX_STEAL_STREAM 1 -n 3 "$work/mpi/cab_steal" p2p 20 expect-steals
     for v in hi-to-lo random lo-to-hi; do       # the info key on the communicator and window
-        pip_run steal-info-$v 300 "$stole" -pip "${every[@]}" -n 3 "$work/mpi/cab_steal" acc 10 \
+        pip_run steal-info-$v 300 "$stole" "${bound[@]}" "${every[@]}" -n 3 "$work/mpi/cab_steal" acc 10 \
             expect-steals post_comm_access=$v
     done
     # through the netmod (OFI tcp on loopback; 2 cliques, so ranks 0 and 2,
     # 1 and 3 are "nodes" of their own): packing and unpacking of the
     # noncontiguous messages are the tasks, ranks 2 and 3 the workers (60
     # messages: with 4 ranks on 2 cores the workers may sit out 15 of them)
-    pip_run steal-netmod 300 "$stole" -pip "${every[@]}" -genv MPIR_CVAR_NUM_CLIQUES 2 \
+    pip_run steal-netmod 300 "$stole" "${bound[@]}" "${every[@]}" -genv MPIR_CVAR_NUM_CLIQUES 2 \
         -genv FI_PROVIDER tcp -n 4 "$work/mpi/cab_steal" p2p 60 expect-steals no-truncate
     # off: nothing published, nothing stolen, same results
     pip_run steal-off 300 "$ok"' && grep -q "owners published 0 tasks, waiting ranks stole 0 chunks" <<<"$out"' \
