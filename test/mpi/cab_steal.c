@@ -208,8 +208,7 @@ static void test_p2p(int iters)
 /* Chunks stolen by this rank since stolen0. */
 static long long stolen_since(long long stolen0)
 {
-    return mt_pvar_read("cx_steal_local_chunks") + mt_pvar_read("cx_steal_remote_chunks") -
-        stolen0;
+    return mt_pvar_read("cx_steal_local_chunks") + mt_pvar_read("cx_steal_remote_chunks") - stolen0;
 }
 
 /* p2p with expect-steals: ranks 2.. must have stolen, but with more ranks
@@ -332,8 +331,7 @@ int main(int argc, char **argv)
                 printf("p2p: %d more message(s) before a rank with no message of its own stole\n",
                        rounds);
         }
-    }
-    else if (!strcmp(mode, "acc"))
+    } else if (!strcmp(mode, "acc"))
         test_acc(iters);
     else {
         printf

@@ -94,15 +94,19 @@ static void test_segments(void)
 static MPIDI_PIPI_taskq_t queue;
 static int stop;
 static size_t worker_bytes, worker_chunks;
+static size_t most_chunks[NWORKERS];    /* the most one steal of each worker ran */
 
+/* Worker id (0 .. NWORKERS - 1, also its rank in tasks' waiter field). */
 static void *worker(void *arg)
 {
-    (void) arg;
+    int id = (int) (intptr_t) arg;
     while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
-        size_t b = MPIDI_PIPI_taskq_steal(&queue, 0);
+        size_t n = 0, b = MPIDI_PIPI_taskq_steal(&queue, 0, id, &n);
         if (b) {
             __atomic_fetch_add(&worker_bytes, b, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&worker_chunks, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&worker_chunks, n, __ATOMIC_RELAXED);
+            if (n > most_chunks[id])
+                most_chunks[id] = n;
         } else
             sched_yield();
     }
@@ -113,8 +117,10 @@ static void start_workers(pthread_t * th)
 {
     stop = 0;
     worker_bytes = worker_chunks = 0;
-    for (int i = 0; i < NWORKERS; i++)
-        pthread_create(&th[i], NULL, worker, NULL);
+    for (int i = 0; i < NWORKERS; i++) {
+        most_chunks[i] = 0;
+        pthread_create(&th[i], NULL, worker, (void *) (intptr_t) i);
+    }
 }
 
 static void stop_workers(pthread_t * th)
@@ -123,6 +129,8 @@ static void stop_workers(pthread_t * th)
     for (int i = 0; i < NWORKERS; i++)
         pthread_join(th[i], NULL);
 }
+
+static int task_waiter = -1;    /* owner_copy's tasks' waiter */
 
 /* One owner copy of n bytes from src to dst in chunks; seg: noncontiguous
  * at both ends; returns the chunks the owner ran. */
@@ -138,6 +146,7 @@ static size_t owner_copy(size_t n, size_t chunk, int reverse, int seg, int sleep
     MPIDI_PIPI_task_t *t = aligned_alloc(64, sizeof(*t));
     MPIDI_PIPI_task_init(t, MPIDI_PIPI_TASK_COPY, n, chunk, seg ? ss : &s1, ns, seg ? ds : &d1, nd);
     t->reverse = reverse;
+    t->waiter = task_waiter;
     MPIDI_PIPI_taskq_publish(&queue, t);
     if (sleepy)
         nap();
@@ -203,7 +212,32 @@ static void test_steal(void)
     CHECK(worker_chunks > 0, "the workers never stole a chunk");
     CHECK(worker_bytes <= total, "workers copied %zu of %zu bytes", worker_bytes, total);
     CHECK(worker_bytes + owner_bytes >= total, "owner and workers copied less than the total");
+    for (int i = 0; i < NWORKERS; i++)
+        CHECK(most_chunks[i] <= 1, "worker %d ran %zu chunks in one steal of a task without "
+              "a waiter", i, most_chunks[i]);
     printf("workers stole %zu chunks, %zu of %zu bytes\n", worker_chunks, worker_bytes, total);
+}
+
+/* Tasks whose waiter is worker 0: it keeps taking their chunks in one
+ * steal, the others one chunk per steal; every byte once. */
+static void test_waiter(void)
+{
+    pthread_t th[NWORKERS];
+    task_waiter = 0;
+    start_workers(th);
+    for (int it = 0; it < 200; it++) {
+        size_t n = 65536 + (size_t) rand() % (MAX_SIZE - 65536), chunk = 1024 << (rand() % 3);
+        fill(n, (unsigned) it);
+        owner_copy(n, chunk, it & 1, it % 3 == 0, 1);
+        verify(n, (unsigned) it);
+    }
+    stop_workers(th);
+    task_waiter = -1;
+    CHECK(most_chunks[0] > 1, "the waiter never ran more than one chunk per steal");
+    for (int i = 1; i < NWORKERS; i++)
+        CHECK(most_chunks[i] <= 1, "worker %d, not the waiter, ran %zu chunks in one steal", i,
+              most_chunks[i]);
+    printf("the waiter ran up to %zu chunks in one steal\n", most_chunks[0]);
 }
 
 /* Adds one to every byte of inout (in is all ones); checks whole elements. */
@@ -443,6 +477,8 @@ int main(int argc, char **argv)
         test_alone();
     else if (!strcmp(t, "steal"))
         test_steal();
+    else if (!strcmp(t, "waiter"))
+        test_waiter();
     else if (!strcmp(t, "reduce"))
         test_reduce();
     else if (!strcmp(t, "window"))
@@ -452,7 +488,8 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "stream"))
         test_stream();
     else {
-        fprintf(stderr, "usage: %s segments|alone|steal|reduce|window|victims|stream\n", argv[0]);
+        fprintf(stderr, "usage: %s segments|alone|steal|waiter|reduce|window|victims|stream\n",
+                argv[0]);
         return 2;
     }
     free(src);

@@ -335,6 +335,7 @@ int MPIDI_PIP_steal_init_world(const uintptr_t * peers)
     }
     MPIDI_PIPI_steal_world_init(w, steal.strategy, w->n_saturate, w->ranks, n, self, w->local,
                                 w->remote, w->numa_host);
+    w->me = MPIR_Process.rank;  /* tasks name their waiter by world rank */
     steal_rng = 2463534242u + 2654435761u * (unsigned) MPIR_Process.local_rank;
     if (!steal_rng)
         steal_rng = 1;  /* ranks pick different victims */
@@ -465,6 +466,10 @@ bool MPIDI_PIP_steal_recv(const MPIDI_IPC_hdr * hdr, MPIR_Request * rreq, size_t
                          nsrc, dst, ndst);
     t.reverse = reverse_for(rreq->comm ? rreq->comm->hints[steal.comm_hint] : 0);
     t.stream = steal.stream;
+    /* the sender's send completes only after this copy: if it waits, it
+     * helps to the end (world ranks; -1 for a dynamic process) */
+    if (rreq->comm)
+        t.waiter = MPIDIU_rank_to_lpid(rreq->status.MPI_SOURCE, rreq->comm);
     run_task(&t);
     done = true;
 
@@ -579,7 +584,7 @@ bool MPIDI_PIP_steal_idle(void)
     MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&steal.world, &rng);
     __atomic_store_n(&steal_rng, rng, __ATOMIC_RELAXED);
     if (r.bytes) {
-        __atomic_fetch_add(r.remote ? &steal.remote_chunks : &steal.local_chunks, 1,
+        __atomic_fetch_add(r.remote ? &steal.remote_chunks : &steal.local_chunks, r.chunks,
                            __ATOMIC_RELAXED);
         __atomic_fetch_add(&steal.bytes, r.bytes, __ATOMIC_RELAXED);
         return true;

@@ -44,6 +44,10 @@ typedef struct MPIDI_PIPI_task {
     int reverse;                /* claim chunks from the high end down */
     int stream;                 /* COPY writes dst with non-temporal stores */
     int elem_size;              /* ACC/GET_ACC: chunks are whole elements */
+    /* a rank whose blocking wait cannot end before this task does (the
+     * sender of a single-copy message), or -1: as a worker it keeps taking
+     * chunks of this task instead of re-checking its wait after each one */
+    int waiter;
     size_t size, chunk, nchunks;
     const MPIDI_PIPI_seg_t *src, *dst;
     int nsrc, ndst;
@@ -111,6 +115,7 @@ static inline void MPIDI_PIPI_task_init(MPIDI_PIPI_task_t * t, int kind, size_t 
                                         const MPIDI_PIPI_seg_t * dst, int ndst)
 {
     memset(t, 0, sizeof(*t));
+    t->waiter = -1;
     t->kind = kind;
     t->elem_size = 1;
     t->size = size;
@@ -200,8 +205,8 @@ static inline void MPIDI_PIPI_seg_copy(const MPIDI_PIPI_seg_t * src, int nsrc,
     }
 }
 
-/* Run one claimed chunk and count it done (the last access to t). */
-static inline void MPIDI_PIPI_task_run(MPIDI_PIPI_task_t * t, size_t off, size_t len)
+/* Run one claimed chunk's work; not yet counted done. */
+static inline void MPIDI_PIPI_task_do(MPIDI_PIPI_task_t * t, size_t off, size_t len)
 {
     switch (t->kind) {
         case MPIDI_PIPI_TASK_COPY:
@@ -214,7 +219,21 @@ static inline void MPIDI_PIPI_task_run(MPIDI_PIPI_task_t * t, size_t off, size_t
             t->reduce(t->src[0].base + off, t->dst[0].base + off, len, t->reduce_arg);
             break;
     }
+}
+
+/* Count a chunk done: the owner may unpublish t (on its stack) as soon as
+ * every chunk is, so a worker touches t afterwards only while it holds
+ * another claimed chunk. */
+static inline void MPIDI_PIPI_task_done(MPIDI_PIPI_task_t * t, size_t len)
+{
     __atomic_fetch_add(&t->done, len, __ATOMIC_RELEASE);
+}
+
+/* Run one claimed chunk and count it done (the last access to t). */
+static inline void MPIDI_PIPI_task_run(MPIDI_PIPI_task_t * t, size_t off, size_t len)
+{
+    MPIDI_PIPI_task_do(t, off, len);
+    MPIDI_PIPI_task_done(t, len);
 }
 
 /* Owner: run chunks until none is left; returns the chunks it ran. */
@@ -268,13 +287,16 @@ static inline int MPIDI_PIPI_taskq_empty(MPIDI_PIPI_taskq_t * q)
     return !__atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
 }
 
-/* Worker: run one chunk of the first task of q with at least min_left
- * chunks unclaimed.  Returns its bytes, 0 if there was none (or another
- * worker held the queue: one victim per attempt, so never wait). */
-static inline size_t MPIDI_PIPI_taskq_steal(MPIDI_PIPI_taskq_t * q, size_t min_left)
+/* Worker me: run one chunk of the first task of q with at least min_left
+ * chunks unclaimed, or, when me is that task's waiter, every chunk of it it
+ * can claim.  Returns the bytes run, 0 if there was none (or another worker
+ * held the queue: one victim per attempt, so never wait); *chunks (if not
+ * NULL) gets the number of chunks. */
+static inline size_t MPIDI_PIPI_taskq_steal(MPIDI_PIPI_taskq_t * q, size_t min_left, int me,
+                                            size_t *chunks)
 {
     MPIDI_PIPI_task_t *t;
-    size_t off = 0, len = 0;
+    size_t off = 0, len = 0, bytes = 0, n = 0;
 
     if (MPIDI_PIPI_taskq_empty(q) || !cx_tas_tryacquire(&q->lock))
         return 0;
@@ -282,10 +304,21 @@ static inline size_t MPIDI_PIPI_taskq_steal(MPIDI_PIPI_taskq_t * q, size_t min_l
         if (MPIDI_PIPI_task_chunks_left(t) >= min_left && (len = MPIDI_PIPI_task_claim(t, &off)))
             break;
     cx_tas_release(&q->lock);
-    if (!len)
-        return 0;
-    MPIDI_PIPI_task_run(t, off, len);
-    return len;
+    while (len) {
+        size_t next_off = 0, next = 0;
+        MPIDI_PIPI_task_do(t, off, len);
+        /* the next claim before this chunk counts done keeps t alive */
+        if (me >= 0 && t->waiter == me && MPIDI_PIPI_task_chunks_left(t) >= min_left)
+            next = MPIDI_PIPI_task_claim(t, &next_off);
+        MPIDI_PIPI_task_done(t, len);
+        bytes += len;
+        n++;
+        off = next_off;
+        len = next;
+    }
+    if (chunks)
+        *chunks = n;
+    return bytes;
 }
 
 #endif /* PIP_STEAL_H_INCLUDED */

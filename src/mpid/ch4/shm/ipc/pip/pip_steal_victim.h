@@ -39,6 +39,7 @@ typedef struct {
     int strategy;
     int n_saturate;
     int n;                      /* ranks in this address space, this one included */
+    int me;                     /* this rank's id in tasks' waiter field, or -1 */
     MPIDI_PIPI_steal_rank_t **ranks;    /* by index */
     MPIDI_PIPI_steal_rank_t *self;
     int *local, n_local;        /* peers on this rank's NUMA node */
@@ -48,7 +49,8 @@ typedef struct {
 
 /* What one attempt did. */
 typedef struct {
-    size_t bytes;               /* of the chunk run, 0 if none */
+    size_t bytes;               /* of the chunks run, 0 if none */
+    size_t chunks;              /* one, or more of a task this rank waits on */
     int remote;                 /* the victim was on another NUMA node */
     int denied;                 /* a remote node was saturated */
 } MPIDI_PIPI_steal_result_t;
@@ -91,13 +93,13 @@ static inline int MPIDI_PIPI_remote_allowed(MPIDI_PIPI_steal_world_t * w, int vi
 
 /* Steal a chunk from victim, flagging this rank active while it runs. */
 static inline size_t MPIDI_PIPI_steal_from(MPIDI_PIPI_steal_world_t * w, int victim,
-                                           size_t min_left)
+                                           size_t min_left, size_t *chunks)
 {
     MPIDI_PIPI_taskq_t *q = &w->ranks[victim]->q;
     if (MPIDI_PIPI_taskq_empty(q))
         return 0;
     __atomic_store_n(&w->self->active, 1, __ATOMIC_RELAXED);
-    size_t bytes = MPIDI_PIPI_taskq_steal(q, min_left);
+    size_t bytes = MPIDI_PIPI_taskq_steal(q, min_left, w->me, chunks);
     __atomic_store_n(&w->self->active, 0, __ATOMIC_RELAXED);
     return bytes;
 }
@@ -108,11 +110,12 @@ static inline size_t MPIDI_PIPI_steal_from(MPIDI_PIPI_steal_world_t * w, int vic
 static inline MPIDI_PIPI_steal_result_t MPIDI_PIPI_steal_once(MPIDI_PIPI_steal_world_t * w,
                                                               unsigned *rng)
 {
-    MPIDI_PIPI_steal_result_t r = { 0, 0, 0 };
+    MPIDI_PIPI_steal_result_t r = { 0, 0, 0, 0 };
     if (w->strategy == MPIDI_PIPI_STEAL_OFF)
         return r;
     if (w->n_local) {
-        r.bytes = MPIDI_PIPI_steal_from(w, w->local[MPIDI_PIPI_rand(rng) % w->n_local], 0);
+        r.bytes = MPIDI_PIPI_steal_from(w, w->local[MPIDI_PIPI_rand(rng) % w->n_local], 0,
+                                        &r.chunks);
         if (r.bytes || w->strategy == MPIDI_PIPI_STEAL_LOCALIZED)
             return r;
     }
@@ -125,7 +128,7 @@ static inline MPIDI_PIPI_steal_result_t MPIDI_PIPI_steal_once(MPIDI_PIPI_steal_w
         r.denied = 1;
         return r;
     }
-    r.bytes = MPIDI_PIPI_steal_from(w, victim, MPIDI_PIPI_REMOTE_MIN_CHUNKS);
+    r.bytes = MPIDI_PIPI_steal_from(w, victim, MPIDI_PIPI_REMOTE_MIN_CHUNKS, &r.chunks);
     r.remote = r.bytes != 0;
     return r;
 }
@@ -140,6 +143,7 @@ static inline int MPIDI_PIPI_steal_world_init(MPIDI_PIPI_steal_world_t * w, int 
     if (self < 0 || self >= n)
         return -1;
     w->strategy = strategy;
+    w->me = -1; /* the caller sets it */
     w->n_saturate = n_saturate;
     w->n = n;
     w->ranks = ranks;
