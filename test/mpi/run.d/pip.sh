@@ -61,6 +61,8 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
         -pip -n 2 "$work/mpi/pip_basic" crash
     pip_run abort 120 '[ $rc = 7 ] && grep -q "MPI_Abort(MPI_COMM_WORLD, 7)" <<<"$out"' \
         -pip -n 2 "$work/mpi/pip_basic" abort
+    pip_run abort-output 120 '[ $rc = 7 ] && grep -q "MPI_Abort(MPI_COMM_WORLD, 7)" <<<"$out" &&
+        [ "$(grep -c "before MPI_Abort" <<<"$out")" = 2000 ]' -pip -n 2 "$work/mpi/abort_output"
     pip_run bind-to-core 120 "$ok"' && grep -q "^rank 0: .*; cpus: 0$" <<<"$out" &&
         grep -q "^rank 1: .*; cpus: 1$" <<<"$out"' -pip -bind-to core -n 2 "$work/mpi/pip_basic"
     pip_run mpmd 120 "$ok"' && [ "$(grep -c "of a host with 2 ranks" <<<"$out")" = 4 ]' \
