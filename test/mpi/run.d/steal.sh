@@ -51,8 +51,11 @@ elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     # through the netmod (OFI tcp on loopback; 2 cliques, so ranks 0 and 2,
     # 1 and 3 are "nodes" of their own): packing and unpacking of the
     # noncontiguous messages are the tasks, ranks 2 and 3 the workers (60
-    # messages: with 4 ranks on 2 cores the workers may sit out 15 of them)
-    pip_run steal-netmod 300 "$stole" "${bound[@]}" "${every[@]}" -genv MPIR_CVAR_NUM_CLIQUES 2 \
+    # messages: with 4 ranks on 2 cores the workers may sit out 15 of them);
+    # each worker bound to the CPU its owner is not on (-bind-to core would
+    # put rank 2 beside rank 0 and rank 3 beside rank 1: no steal in 145 tasks)
+    crossed=(-pip); [ "$(nproc)" -ge 2 ] && crossed=(-pip -bind-to user:0,1,1,0)
+    pip_run steal-netmod 300 "$stole" "${crossed[@]}" "${every[@]}" -genv MPIR_CVAR_NUM_CLIQUES 2 \
         -genv FI_PROVIDER tcp -n 4 "$work/mpi/cab_steal" p2p 60 expect-steals no-truncate
     # off: nothing published, nothing stolen, same results
     pip_run steal-off 300 "$ok"' && grep -q "owners published 0 tasks, waiting ranks stole 0 chunks" <<<"$out"' \
