@@ -24,9 +24,12 @@
  *     2 ranks on 2 cores, where the sender waits on a core of its own);
  *   rma: MPI_Win_create on malloc'd memory, then a dynamic window with the
  *     same memory attached: Put, Get, Accumulate under fence, Fetch_and_op,
- *     Compare_and_swap and a 1 MiB Put under passive-target locks;
- *     cx_pip_windows grows by 1 for each when every rank of the node is a
- *     task of this process.
+ *     Compare_and_swap and a 1 MiB Put under passive-target locks; K
+ *     accumulates from every rank to every rank in one lock_all epoch
+ *     (exact sums); cx_pip_windows grows by 1 for each when two ranks of
+ *     the node share a process, cx_pip_split_windows when the node's ranks
+ *     are tasks of several processes (16 ranks, MPMD): peers in this
+ *     process are accessed directly, the others by active messages.
  */
 #define _GNU_SOURCE
 #include "mpitest.h"
@@ -292,10 +295,11 @@ static MPI_Aint disp(int t, int i)
     return dyn_addr ? dyn_addr[t] + (MPI_Aint) i *(MPI_Aint) sizeof(int) : i;
 }
 
-static void test_rma(int node_all_same, int dynamic)
+static void test_rma(int node_all_same, int node_pairs, int dynamic)
 {
-    enum { N = 1 << 18 };       /* 1 MiB of int */
+    enum { N = 1 << 18, K = 20, M = 4096 };     /* 1 MiB of int; accumulates per target */
     long long windows_before = mt_pvar_read("cx_pip_windows");
+    long long split_before = mt_pvar_read("cx_pip_split_windows");
     int *mem = malloc(N * sizeof(int)), *src = malloc(N * sizeof(int));
     for (int i = 0; i < N; i++)
         mem[i] = -1;
@@ -312,9 +316,10 @@ static void test_rma(int node_all_same, int dynamic)
     }
     const char *what = dynamic ? "dynamic window" : "MPI_Win_create window";
     long long windows = mt_pvar_read("cx_pip_windows") - windows_before;
-    MT_CHECK(windows == (enabled && node_all_same && size > 1),
-             "%s: cx_pip_windows grew by %lld (node in one process: %d)", what, windows,
-             node_all_same);
+    long long split = mt_pvar_read("cx_pip_split_windows") - split_before;
+    MT_CHECK(windows == (enabled && node_pairs) && split == (enabled && node_pairs && !node_all_same),
+             "%s: cx_pip_windows grew by %lld, cx_pip_split_windows by %lld (node in one process: %d, "
+             "ranks sharing a process: %d)", what, windows, split, node_all_same, node_pairs);
 
     int right = (rank + 1) % size, left = (rank + size - 1) % size, got = 0;
     MPI_Win_fence(0, win);
@@ -328,8 +333,27 @@ static void test_rma(int node_all_same, int dynamic)
     MPI_Win_fence(0, win);
     MT_CHECK(got == rank, "%s: fence Get: %d, not %d", what, got, rank);
 
+    /* every rank adds 1 to elements 4 .. 4 + M - 1 of every rank K times in
+     * one epoch: on a node of several processes, direct accumulates (peers
+     * of this process) and active-message ones (the others) overlap on the
+     * same elements */
+    int one = 1, old = 0, cmp, newv, bad = 0;
+    for (int i = 0; i < M; i++)
+        src[i] = 1;
+    MPI_Win_lock_all(0, win);
+    for (int k = 0; k < K; k++)
+        for (int t = 0; t < size; t++)
+            MPI_Accumulate(src, M, MPI_INT, t, disp(t, 4), M, MPI_INT, MPI_SUM, win);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+    for (int i = 4; i < 4 + M; i++)
+        bad += mem[i] != -1 + K * size;
+    MT_CHECK(bad == 0, "%s: %d accumulates from every rank: %d of %d elements wrong (first %d)",
+             what, K, bad, M, mem[4]);
+    MPI_Win_unlock(rank, win);
+
     /* passive target: atomics on rank 0, then a 1 MiB Put to the right */
-    int one = 1, old = 0, cmp, newv;
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
     MPI_Fetch_and_op(&one, &old, MPI_INT, 0, disp(0, 2), MPI_SUM, win);
     MPI_Win_unlock(0, win);
@@ -396,12 +420,15 @@ int main(int argc, char **argv)
     MPI_Allgather(&tgid, 1, MPI_INT, tgids, 1, MPI_INT, MPI_COMM_WORLD);
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int node_same = 1, node_size, *node_tgids;
+    int node_same = 1, node_pairs = 0, node_size, *node_tgids;
     MPI_Comm_size(node, &node_size);
     node_tgids = malloc(node_size * sizeof(int));
     MPI_Allgather(&tgid, 1, MPI_INT, node_tgids, 1, MPI_INT, node);
-    for (int i = 0; i < node_size; i++)
+    for (int i = 0; i < node_size; i++) {
         node_same &= node_tgids[i] == tgid;
+        for (int j = i + 1; j < node_size; j++)
+            node_pairs |= node_tgids[i] == node_tgids[j];
+    }
     long long copies0 = mt_pvar_read("cx_pip_copies"), bytes0 = mt_pvar_read("cx_pip_copy_bytes");
     long long tasks0 = mt_pvar_read("cx_steal_tasks"), stolen = 0;
     MT_CHECK(copies0 >= 0 && bytes0 >= 0 && tasks0 >= 0 && mt_pvar_read("cx_steal_bytes") >= 0,
@@ -440,8 +467,12 @@ int main(int argc, char **argv)
         any_same |= i != rank && tgids[i] == tgid;
     if (!(enabled && any_same && steal))
         MT_CHECK(stolen == 0, "stole %lld bytes without stealing", stolen);
-    test_rma(node_same, 0);
-    test_rma(node_same, 1);
+    long long windows0 = mt_pvar_read("cx_pip_windows");
+    long long split0 = mt_pvar_read("cx_pip_split_windows");
+    test_rma(node_same, node_pairs, 0);
+    test_rma(node_same, node_pairs, 1);
+    long long windows = mt_pvar_read("cx_pip_windows") - windows0;
+    long long split = mt_pvar_read("cx_pip_split_windows") - split0;
 
     int errs = mt_errors, all;
     MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -449,6 +480,7 @@ int main(int argc, char **argv)
         printf("single copies on rank 0: %lld (%lld bytes), %lld copy tasks\n", copies, bytes,
                tasks);
         printf("rank 0 stole %lld bytes while waiting in its own sends\n", stolen);
+        printf("windows with direct access on rank 0: %lld, %lld of them split\n", windows, split);
         if (all == 0)
             printf("No Errors\n");
     }

@@ -93,14 +93,21 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     pip_run single-copy-unstolen 180 "$ok"' && grep -q "^single copies on rank 0: [1-9].*, 0 copy tasks" <<<"$out" &&
         grep -q "^rank 0 stole 0 bytes" <<<"$out"' \
         -pip -n 2 -genv MPIR_CVAR_CH4_CX_STEAL off "$work/mpi/pip_copy"
-    pip_run single-copy-4 180 "$ok" -pip -n 4 "$work/mpi/pip_copy"
-    pip_run single-copy-two-hosts 300 "$ok" -pip -n 16 "$work/mpi/pip_copy"
+    pip_run single-copy-4 180 "$ok"' && grep -qx "windows with direct access on rank 0: 2, 0 of them split" <<<"$out"' \
+        -pip -n 4 "$work/mpi/pip_copy"
+    # two hosts (15 + 1 ranks) and MPMD (a host per executable): windows reach
+    # the peers of their host directly, the others by active messages
+    split='[ $rc = 0 ] && grep -qx "No Errors" <<<"$out" &&
+        grep -qx "windows with direct access on rank 0: 2, 2 of them split" <<<"$out"'
+    pip_run single-copy-two-hosts 300 "$split" -pip -n 16 "$work/mpi/pip_copy"
+    pip_run single-copy-mpmd 180 "$split" -pip -n 2 "$work/mpi/pip_copy" : -n 2 "$work/mpi/pip_copy"
     pip_run pair-types 180 "$ok" -pip -n 4 "$work/mpi/pair_types"
     pip_run single-copy-all-sizes 180 "$ok" -pip -n 2 -genv MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD 0 \
         "$work/mpi/pip_copy"
     pip_run single-copy-off 180 "$ok"' && grep -q "^single copies on rank 0: 0 " <<<"$out"' \
         -pip -n 2 -genv MPIR_CVAR_CH4_CX_PIP_ENABLE 0 "$work/mpi/pip_copy"
-    pip_run single-copy-processes 180 "$ok"' && grep -q "^single copies on rank 0: 0 " <<<"$out"' \
+    pip_run single-copy-processes 180 "$ok"' && grep -q "^single copies on rank 0: 0 " <<<"$out" &&
+        grep -qx "windows with direct access on rank 0: 0, 0 of them split" <<<"$out"' \
         -n 2 "$work/mpi/pip_copy"
     # windows MPICH allocates in shared memory, which it first tries to map at
     # one address in every rank (a symmetric heap): never possible for tasks

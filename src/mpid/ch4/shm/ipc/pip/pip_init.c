@@ -153,6 +153,8 @@ static void register_pvars(void)
          "PiP: bytes this rank received by copying from the sender's buffer"},
         {"cx_pip_windows", &MPIDI_PIP_global.windows,
          "PiP: created and dynamic windows whose local peers' memory this rank accesses directly"},
+        {"cx_pip_split_windows", &MPIDI_PIP_global.split_windows,
+         "PiP: those of them with local peers in other processes too, reached by active messages"},
     };
     if (!registered++)
         MPIDI_PIP_register_counters("CH4_CX_PIP", pvars, sizeof(pvars) / sizeof(pvars[0]));

@@ -63,9 +63,10 @@ typedef struct {
     int world_size;
     int n_peers;                /* local ranks other than this one in this process */
     MPIDI_PIP_space_t space;    /* zero while inactive */
-    unsigned long long copies;  /* single-copy receives, bytes copied, */
-    unsigned long long bytes;   /* windows with directly accessed peers */
-    unsigned long long windows;
+    unsigned long long copies;  /* single-copy receives */
+    unsigned long long bytes;   /* bytes they copied */
+    unsigned long long windows; /* windows with directly accessed peers */
+    unsigned long long split_windows;   /* those with peers in other processes too */
 } MPIDI_PIP_global_t;
 
 extern MPIDI_PIP_global_t MPIDI_PIP_global;
@@ -97,9 +98,18 @@ typedef struct {
     void *base;
 } MPIDI_PIP_win_info_t;
 
+/* Which local peers of a window are accessed directly: every rank sees the
+ * same exchanged table, so all decide alike. */
+typedef enum {
+    MPIDI_PIP_WIN_NONE,         /* none: MPICH's own choice */
+    MPIDI_PIP_WIN_SOME,         /* those in this address space (several hosts, MPMD) */
+    MPIDI_PIP_WIN_ALL           /* every local rank is a task of this process */
+} MPIDI_PIP_win_reach_t;
+
 int MPIDI_PIP_mpi_win_create_dynamic_hook(MPIR_Win * win);
-bool MPIDI_PIP_win_all_mine(const MPIDI_PIP_win_info_t * first, size_t stride, int n);
-void MPIDI_PIP_win_count(MPIR_Win * win);
+MPIDI_PIP_win_reach_t MPIDI_PIP_win_reach(const MPIDI_PIP_win_info_t * first, size_t stride, int n);
+void MPIDI_PIP_win_map(MPIDIG_win_shared_info_t * entry, const MPIDI_PIP_win_info_t * info);
+void MPIDI_PIP_win_mark(MPIR_Win * win, MPIDI_PIP_win_reach_t reach);
 
 /* Whether a rank published this space token at window creation. */
 MPL_STATIC_INLINE_PREFIX bool MPIDI_PIP_is_my_space(const MPIDI_PIP_space_t * s)
