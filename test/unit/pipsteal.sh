@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Unit tests of CAB-MPI's core (src/mpid/ch4/shm/ipc/pip/pip_steal*.h), no
-# MPI: an owner and workers as threads, victim choice on fake NUMA maps.
+# MPI: an owner and workers as threads, victim choice on fake NUMA maps;
+# and which window peers PiP tasks reach directly (pip_win_reach.h).
 # Built and run normally, under ThreadSanitizer and under AddressSanitizer
 # + UBSan (unit/pipsteal/[tsan/|asan/]NAME). Builds into
 # ${T_WORKDIR:-/tmp/cx-pipsteal-tests}.
@@ -18,13 +19,15 @@ for v in "normal|-O2 -g -Wall -Wextra -std=c11" \
     name=${v%%|*} cflags=${v#*|}
     log=$T_LOGDIR/pipsteal-build-$name.log
     sub=; [ "$name" = normal ] || sub=$name/
-    if ! make -B -C "$here/pipsteal" O="$work/$name" CFLAGS="$cflags" > "$log" 2>&1; then
+    if ! make -B -C "$here/pipsteal" O="$work/$name" CFLAGS="$cflags" all > "$log" 2>&1; then
         for t in "${tests[@]}"; do
             t_result FAIL "unit/pipsteal/${sub}$t" "build failed; log: $log"
         done
+        t_result FAIL "unit/pipwin/${sub}reach" "build failed; log: $log"
         continue
     fi
     for t in "${tests[@]}"; do
         t_run "unit/pipsteal/${sub}$t" 120 "$work/$name/test_steal" "$t"
     done
+    t_run "unit/pipwin/${sub}reach" 60 "$work/$name/test_win_reach"
 done

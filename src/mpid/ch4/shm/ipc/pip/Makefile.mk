@@ -5,6 +5,7 @@
 noinst_HEADERS += src/mpid/ch4/shm/ipc/pip/pip_pre.h \
                   src/mpid/ch4/shm/ipc/pip/pip_post.h \
                   src/mpid/ch4/shm/ipc/pip/pip_rma.h \
+                  src/mpid/ch4/shm/ipc/pip/pip_win_reach.h \
                   src/mpid/ch4/shm/ipc/pip/pip_steal.h \
                   src/mpid/ch4/shm/ipc/pip/pip_steal_victim.h \
                   src/mpid/ch4/shm/ipc/pip/pip_steal_hooks.h

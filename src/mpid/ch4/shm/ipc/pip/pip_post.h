@@ -16,6 +16,7 @@
 #include "ch4_impl.h"
 #include "ipc_types.h"
 #include "pip_steal_hooks.h"
+#include "pip_win_reach.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -92,22 +93,8 @@ void MPIDI_PIP_steal_finalize(void);
 const char *MPIDI_PIP_steal_describe(void);
 bool MPIDI_PIP_steal_recv(const MPIDI_IPC_hdr * hdr, MPIR_Request * rreq, size_t recv_data_sz);
 
-/* What each rank publishes at MPI_Win_create (in ipc_win.c's exchange). */
-typedef struct {
-    MPIDI_PIP_space_t space;    /* whose address space base is in */
-    void *base;
-} MPIDI_PIP_win_info_t;
-
-/* Which local peers of a window are accessed directly: every rank sees the
- * same exchanged table, so all decide alike. */
-typedef enum {
-    MPIDI_PIP_WIN_NONE,         /* none: MPICH's own choice */
-    MPIDI_PIP_WIN_SOME,         /* those in this address space (several hosts, MPMD) */
-    MPIDI_PIP_WIN_ALL           /* every local rank is a task of this process */
-} MPIDI_PIP_win_reach_t;
-
+/* Created and dynamic windows (pip_win.c; who is reached: pip_win_reach.h) */
 int MPIDI_PIP_mpi_win_create_dynamic_hook(MPIR_Win * win);
-MPIDI_PIP_win_reach_t MPIDI_PIP_win_reach(const MPIDI_PIP_win_info_t * first, size_t stride, int n);
 void MPIDI_PIP_win_map(MPIDIG_win_shared_info_t * entry, const MPIDI_PIP_win_info_t * info);
 void MPIDI_PIP_win_mark(MPIR_Win * win, MPIDI_PIP_win_reach_t reach);
 

@@ -6,38 +6,14 @@
  * (MPIDI_PIP_mpi_win_create_dynamic_hook).  When the node's ranks are tasks
  * of several processes (more than 15 ranks, MPMD), the others are reached
  * by active messages (pip_rma.h).  Every rank sees the same tokens, so all
- * decide alike (the shm hooks are collective).  The pvars cx_pip_windows
- * and cx_pip_split_windows count these windows.
+ * decide alike (pip_win_reach.h; the shm hooks are collective).  The pvars
+ * cx_pip_windows and cx_pip_split_windows count these windows.
  */
 #include "mpidimpl.h"
 #include "ipc_noinline.h"
 #include "ipc_types.h"
 #include "pip_post.h"
 #include "pip_rma.h"
-
-static bool same_space(const MPIDI_PIP_space_t * a, const MPIDI_PIP_space_t * b)
-{
-    return a->tgid != 0 && a->tgid == b->tgid && a->pidns == b->pidns;
-}
-
-/* Over ipc_win.c's exchanged table (n entries, stride bytes apart, first at
- * first): ALL when every entry is a task of one process, SOME when at
- * least two entries share one, else NONE.  The same on every rank. */
-MPIDI_PIP_win_reach_t MPIDI_PIP_win_reach(const MPIDI_PIP_win_info_t * first, size_t stride, int n)
-{
-#define INFO(i_) ((const MPIDI_PIP_win_info_t *) ((const char *) first + (i_) * stride))
-    bool all = n > 0 && INFO(0)->space.tgid != 0, some = false;
-    for (int i = 1; i < n; i++)
-        if (!same_space(&INFO(i)->space, &INFO(0)->space))
-            all = false;
-    if (all)
-        return MPIDI_PIP_WIN_ALL;
-    for (int i = 0; i < n && !some; i++)
-        for (int j = i + 1; j < n && !some; j++)
-            some = same_space(&INFO(i)->space, &INFO(j)->space);
-#undef INFO
-    return some ? MPIDI_PIP_WIN_SOME : MPIDI_PIP_WIN_NONE;
-}
 
 /* A peer's shared-table entry: its base if it is a task of this process,
  * else marked unmapped (size 0, so MPI_Win_shared_query offers nothing). */
