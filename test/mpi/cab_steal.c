@@ -21,7 +21,8 @@
  * With "expect-steals" the ranks that only waited must have stolen chunks
  * (pvar cx_steal_local_chunks; in p2p after at most 100 more messages sent
  * while the sender sleeps, for 2 cores may leave them no chance before),
- * and the owners published tasks.  A last
+ * and the owners published tasks; in acc, ranks in the closing fence must
+ * have taken a task's chunks to the end as its waiter (cx_steal_waiter_runs).  A last
  * argument "post_comm_access=VALUE" sets that info key on MPI_COMM_WORLD and
  * on the window (the order in which chunks run); "no-truncate" leaves the
  * truncated receives out (MPICH 4.0.2's OFI pack path reports them as
@@ -320,7 +321,7 @@ int main(int argc, char **argv)
         MPI_Info_set(info, "post_comm_access", access);
         MPI_Comm_set_info(MPI_COMM_WORLD, info);
     }
-    long long tasks0 = mt_pvar_read("cx_steal_tasks");
+    long long tasks0 = mt_pvar_read("cx_steal_tasks"), runs0 = mt_pvar_read("cx_steal_waiter_runs");
     long long stolen0 = stolen_since(0);
     MT_CHECK(tasks0 >= 0 && stolen0 >= 0, "the cx_steal pvars are missing");
     if (!strcmp(mode, "p2p")) {
@@ -343,19 +344,20 @@ int main(int argc, char **argv)
     /* owners: rank 1 (p2p) or ranks 1.. (acc); workers: the others, of
      * which rank 0 sends the p2p messages and ranks 2.. have none of their own */
     int p2p = !strcmp(mode, "p2p"), owner = p2p ? rank == 1 : rank > 0;
-    long long owned[3] = { owner ? mine[0] : 0, owner ? 0 : mine[1],
-        p2p && rank >= 2 ? mine[1] : 0
-    }, all[3];
-    MPI_Reduce(owned, all, 3, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    long long owned[4] = { owner ? mine[0] : 0, owner ? 0 : mine[1],
+        p2p && rank >= 2 ? mine[1] : 0, mt_pvar_read("cx_steal_waiter_runs") - runs0
+    }, all[4];
+    MPI_Reduce(owned, all, 4, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("%s: owners published %lld tasks, waiting ranks stole %lld chunks", mode, all[0],
                all[1]);
         if (p2p)
             printf(" (%lld by ranks with no message of their own)", all[2]);
-        printf("\n");
+        printf("; %lld steals ran a task to the end as its waiter\n", all[3]);
     }
-    /* p2p: the ranks with no message of their own, not the blocked sender */
-    int ok = !expect || (all[0] && (p2p ? all[2] : all[1]));
+    /* p2p: the ranks with no message of their own, not the blocked sender;
+     * acc: also ranks in the closing fence taking chunks to the end */
+    int ok = !expect || (all[0] && (p2p ? all[2] : all[1] && all[3]));
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!ok) {  /* each rank's view, for the log */
         long long v[4] = { mine[0], mine[1], mt_pvar_read("cx_steal_empty"),

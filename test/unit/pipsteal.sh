@@ -10,7 +10,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
 work=${T_WORKDIR:-/tmp/cx-pipsteal-tests}
-tests=(segments alone steal waiter reduce window victims stream)
+tests=(segments alone steal waiter shared-waiter reduce window victims stream)
 
 # VARIANT CFLAGS
 for v in "normal|-O2 -g -Wall -Wextra -std=c11" \

@@ -96,12 +96,16 @@ static int stop;
 static size_t worker_bytes, worker_chunks;
 static size_t most_chunks[NWORKERS];    /* the most one steal of each worker ran */
 
-/* Worker id (0 .. NWORKERS - 1, also its rank in tasks' waiter field). */
+/* What each worker's wait is known by in tasks' waiter field: its index,
+ * unless a test shares one id among several (a window's fence). */
+static int worker_wait_id[NWORKERS] = { 0, 1, 2 };
+
+/* Worker id (0 .. NWORKERS - 1). */
 static void *worker(void *arg)
 {
     int id = (int) (intptr_t) arg;
     while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
-        size_t n = 0, b = MPIDI_PIPI_taskq_steal(&queue, 0, id, &n);
+        size_t n = 0, b = MPIDI_PIPI_taskq_steal(&queue, 0, worker_wait_id[id], &n);
         if (b) {
             __atomic_fetch_add(&worker_bytes, b, __ATOMIC_RELAXED);
             __atomic_fetch_add(&worker_chunks, n, __ATOMIC_RELAXED);
@@ -130,7 +134,7 @@ static void stop_workers(pthread_t * th)
         pthread_join(th[i], NULL);
 }
 
-static int task_waiter = -1;    /* owner_copy's tasks' waiter */
+static int task_waiter = MPIDI_PIPI_NO_WAITER;  /* owner_copy's tasks' waiter */
 
 /* One owner copy of n bytes from src to dst in chunks; seg: noncontiguous
  * at both ends; returns the chunks the owner ran. */
@@ -232,12 +236,39 @@ static void test_waiter(void)
         verify(n, (unsigned) it);
     }
     stop_workers(th);
-    task_waiter = -1;
+    task_waiter = MPIDI_PIPI_NO_WAITER;
     CHECK(most_chunks[0] > 1, "the waiter never ran more than one chunk per steal");
     for (int i = 1; i < NWORKERS; i++)
         CHECK(most_chunks[i] <= 1, "worker %d, not the waiter, ran %zu chunks in one steal", i,
               most_chunks[i]);
     printf("the waiter ran up to %zu chunks in one steal\n", most_chunks[0]);
+}
+
+/* Tasks whose waiter is an id shared by workers 0 and 1, as ranks waiting
+ * in one window's closing fence share it: both may take chunks to the
+ * end, the others one per steal; every byte once. */
+static void test_shared_waiter(void)
+{
+    pthread_t th[NWORKERS];
+    task_waiter = worker_wait_id[0] = worker_wait_id[1] = -7;
+    start_workers(th);
+    for (int it = 0; it < 200; it++) {
+        size_t n = 65536 + (size_t) rand() % (MAX_SIZE - 65536), chunk = 1024 << (rand() % 3);
+        fill(n, (unsigned) it);
+        owner_copy(n, chunk, it & 1, it % 3 == 0, 1);
+        verify(n, (unsigned) it);
+    }
+    stop_workers(th);
+    task_waiter = MPIDI_PIPI_NO_WAITER;
+    worker_wait_id[0] = 0;
+    worker_wait_id[1] = 1;
+    CHECK(most_chunks[0] > 1 || most_chunks[1] > 1,
+          "neither worker sharing the waiter id ran more than one chunk per steal");
+    for (int i = 2; i < NWORKERS; i++)
+        CHECK(most_chunks[i] <= 1, "worker %d, not a waiter, ran %zu chunks in one steal", i,
+              most_chunks[i]);
+    printf("the shared-id waiters ran up to %zu and %zu chunks in one steal\n", most_chunks[0],
+           most_chunks[1]);
 }
 
 /* Adds one to every byte of inout (in is all ones); checks whole elements. */
@@ -377,14 +408,14 @@ static void test_victims(void)
     /* localized: only ranks 1-3 are tried, one of them per attempt */
     MPIDI_PIPI_task_t *t = post_task(5, 64 * 1024, 4096);
     for (int i = 0; i < 100; i++) {
-        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w, &rng);
+        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w, w.me, &rng);
         CHECK(r.bytes == 0, "localized stole from remote rank 5");
     }
     drop_task(5, t);
     t = post_task(2, MAX_SIZE, 512);
     int hits = 0;
     for (int i = 0; i < 300; i++)
-        hits += MPIDI_PIPI_steal_once(&w, &rng).bytes != 0;
+        hits += MPIDI_PIPI_steal_once(&w, w.me, &rng).bytes != 0;
     CHECK(hits > 30 && hits < 300, "localized: %d of 300 attempts hit rank 2 (1 in 3 expected)",
           hits);
     drop_task(2, t);
@@ -395,7 +426,7 @@ static void test_victims(void)
     t = post_task(6, MAX_SIZE, 512);
     hits = 0;
     for (int i = 0; i < 300; i++) {
-        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w, &rng);
+        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w, w.me, &rng);
         hits += r.bytes != 0;
         CHECK(!r.bytes || r.remote, "mixed: a remote steal not flagged remote");
     }
@@ -405,7 +436,7 @@ static void test_victims(void)
     /* the tail of a task stays local: fewer than 3 chunks left */
     t = post_task(6, 2 * 4096, 4096);
     for (int i = 0; i < 100; i++)
-        CHECK(MPIDI_PIPI_steal_once(&w, &rng).bytes == 0, "remote steal of a 2-chunk task");
+        CHECK(MPIDI_PIPI_steal_once(&w, w.me, &rng).bytes == 0, "remote steal of a 2-chunk task");
     drop_task(6, t);
 
     /* throughput-aware: node 1 has 4 active ranks, N_saturate 2: denied */
@@ -413,7 +444,7 @@ static void test_victims(void)
     t = post_task(6, MAX_SIZE, 512);
     int denied = 0;
     for (int i = 0; i < 300; i++) {
-        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w, &rng);
+        MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&w, w.me, &rng);
         CHECK(r.bytes == 0, "throughput: stole from a saturated node");
         denied += r.denied;
     }
@@ -422,20 +453,20 @@ static void test_victims(void)
     ranks[4].active = ranks[5].active = ranks[7].active = 0;
     hits = 0;
     for (int i = 0; i < 300; i++)
-        hits += MPIDI_PIPI_steal_once(&w, &rng).bytes != 0;
+        hits += MPIDI_PIPI_steal_once(&w, w.me, &rng).bytes != 0;
     CHECK(hits > 30, "throughput: %d of 300 attempts stole from an unsaturated node", hits);
     /* another rank is checking node 1: follow its last verdict */
     ranks[4].numa_checking = 1;
     ranks[4].numa_allow = 0;
     for (int i = 0; i < 100; i++)
-        CHECK(MPIDI_PIPI_steal_once(&w, &rng).bytes == 0, "stole while another check said no");
+        CHECK(MPIDI_PIPI_steal_once(&w, w.me, &rng).bytes == 0, "stole while another check said no");
     ranks[4].numa_checking = 0;
     drop_task(6, t);
 
     w.strategy = MPIDI_PIPI_STEAL_OFF;
     t = post_task(1, 64 * 1024, 4096);
     for (int i = 0; i < 50; i++)
-        CHECK(MPIDI_PIPI_steal_once(&w, &rng).bytes == 0, "stole with stealing off");
+        CHECK(MPIDI_PIPI_steal_once(&w, w.me, &rng).bytes == 0, "stole with stealing off");
     drop_task(1, t);
     CHECK(MPIDI_PIPI_steal_world_init(&w, 1, 2, rank_ptrs, NR, NR, local_idx, remote_idx,
                                       hosts) == -1, "init accepted a rank outside the map");
@@ -479,6 +510,8 @@ int main(int argc, char **argv)
         test_steal();
     else if (!strcmp(t, "waiter"))
         test_waiter();
+    else if (!strcmp(t, "shared-waiter"))
+        test_shared_waiter();
     else if (!strcmp(t, "reduce"))
         test_reduce();
     else if (!strcmp(t, "window"))
@@ -488,7 +521,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "stream"))
         test_stream();
     else {
-        fprintf(stderr, "usage: %s segments|alone|steal|waiter|reduce|window|victims|stream\n",
+        fprintf(stderr, "usage: %s segments|alone|steal|waiter|shared-waiter|reduce|window|victims|stream\n",
                 argv[0]);
         return 2;
     }

@@ -138,6 +138,24 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_yield(void)
         MPIDI_CX_rank_yield_now();
 }
 
+/* MPI_Win_fence's barrier (mpidig_win.h): the window's fence-epoch
+ * accumulates are tasks this thread's wait depends on. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_fence_wait_begin(MPIR_Win * win)
+{
+#ifdef MPIDI_CX_STEAL
+    if (unlikely(MPIDI_PIP_steal_on))
+        MPIDI_PIP_steal_fence_begin(win);
+#endif
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_fence_wait_end(void)
+{
+#ifdef MPIDI_CX_STEAL
+    if (unlikely(MPIDI_PIP_steal_on))
+        MPIDI_PIP_steal_fence_end();
+#endif
+}
+
 /* The blocking wait is over: the rank is possibly active again. */
 MPL_STATIC_INLINE_PREFIX void MPIDI_CX_wait_done(void)
 {

@@ -182,9 +182,13 @@ static struct {
     int reverse, stream;
     /* counters behind the pvars */
     unsigned long long tasks, owner_chunks, local_chunks, remote_chunks, bytes, empty, denied;
+    unsigned long long waiter_runs;
 } steal;
 
 static unsigned steal_rng = 2463534242u;        /* xorshift state, never 0 */
+
+/* The waiter id of the fence this thread waits in, or MPIDI_PIPI_NO_WAITER. */
+static _Thread_local int fence_waiting = MPIDI_PIPI_NO_WAITER;
 
 static const char *const strategy_names[] = { "off", "localized", "mixed", "throughput" };
 
@@ -540,12 +544,31 @@ static void reduce_chunk(const void *in, void *inout, size_t bytes, const void *
     a->fn((void *) in, inout, &len, &type);
 }
 
+/* A window's fence epoch as a task's waiter: an id below -1, apart from
+ * world ranks, the same on every rank of the window (its communicator's
+ * context id; windows of disjoint groups may share one, which costs only
+ * chunks taken by a rank that could have re-checked its wait). */
+static int fence_waiter_id(MPIR_Win * win)
+{
+    return -2 - (int) win->comm_ptr->context_id;
+}
+
+void MPIDI_PIP_steal_fence_begin(MPIR_Win * win)
+{
+    fence_waiting = fence_waiter_id(win);
+}
+
+void MPIDI_PIP_steal_fence_end(void)
+{
+    fence_waiting = MPIDI_PIPI_NO_WAITER;
+}
+
 bool MPIDI_PIP_steal_accumulate(const void *origin_addr, int origin_count,
                                 MPI_Datatype origin_datatype, void *result_addr,
                                 int result_count, MPI_Datatype result_datatype,
                                 void *target_addr, int target_count,
                                 MPI_Datatype target_datatype, MPI_Op op, int mapped_device,
-                                int order)
+                                MPIR_Win * win)
 {
     MPI_Aint size, extent;
 
@@ -567,7 +590,11 @@ bool MPIDI_PIP_steal_accumulate(const void *origin_addr, int origin_count,
     MPIDI_PIPI_task_init(&t, result_addr ? MPIDI_PIPI_TASK_GET_ACC : MPIDI_PIPI_TASK_ACC, bytes,
                          chunk_for(bytes), &s1, 1, &d1, 1);
     MPIDI_PIPI_task_set_reduce(&t, reduce_chunk, &arg, (int) size, result_addr);
-    t.reverse = reverse_for(order);
+    t.reverse = reverse_for(MPIDIG_WIN(win, info_args).cx_post_comm_access);
+    /* in a fence epoch, the ranks in the window's closing fence cannot leave
+     * it before this origin has finished its operations and entered it too */
+    if (MPIDIG_WIN(win, sync).access_epoch_type == MPIDIG_EPOTYPE_FENCE)
+        t.waiter = fence_waiter_id(win);
     run_task(&t);
     return true;
 }
@@ -581,12 +608,15 @@ bool MPIDI_PIP_steal_idle(void)
     if (__atomic_load_n(&my_share.active, __ATOMIC_RELAXED))
         __atomic_store_n(&my_share.active, 0, __ATOMIC_RELAXED);
     unsigned rng = __atomic_load_n(&steal_rng, __ATOMIC_RELAXED);
-    MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&steal.world, &rng);
+    int me = fence_waiting != MPIDI_PIPI_NO_WAITER ? fence_waiting : steal.world.me;
+    MPIDI_PIPI_steal_result_t r = MPIDI_PIPI_steal_once(&steal.world, me, &rng);
     __atomic_store_n(&steal_rng, rng, __ATOMIC_RELAXED);
     if (r.bytes) {
         __atomic_fetch_add(r.remote ? &steal.remote_chunks : &steal.local_chunks, r.chunks,
                            __ATOMIC_RELAXED);
         __atomic_fetch_add(&steal.bytes, r.bytes, __ATOMIC_RELAXED);
+        if (r.chunks > 1)
+            __atomic_fetch_add(&steal.waiter_runs, 1, __ATOMIC_RELAXED);
         return true;
     }
     unsigned long long *miss = r.denied ? &steal.denied : &steal.empty;
@@ -614,6 +644,9 @@ static void register_pvars(void)
          "CAB-MPI: chunks this rank stole from ranks of other NUMA nodes while idle in MPI"},
         {"cx_steal_bytes", &steal.bytes,
          "CAB-MPI: bytes of the chunks this rank stole"},
+        {"cx_steal_waiter_runs", &steal.waiter_runs,
+         "CAB-MPI: steals in which this rank, waiting on the task (the sender of the message, "
+         "a rank in the window's closing fence), ran its chunks to the end"},
         {"cx_steal_empty", &steal.empty,
          "CAB-MPI: steal attempts of this rank that found no chunk"},
         {"cx_steal_denied", &steal.denied,

@@ -23,6 +23,8 @@
 #define MPIDI_PIPI_TASK_ACC     1       /* dst = reduce(src, dst), contiguous */
 #define MPIDI_PIPI_TASK_GET_ACC 2       /* result = dst, then dst = reduce(src, dst) */
 
+#define MPIDI_PIPI_NO_WAITER (-1)
+
 /* One contiguous piece of a buffer: bytes [previous end, end) of the
  * message are at base. */
 typedef struct {
@@ -44,9 +46,11 @@ typedef struct MPIDI_PIPI_task {
     int reverse;                /* claim chunks from the high end down */
     int stream;                 /* COPY writes dst with non-temporal stores */
     int elem_size;              /* ACC/GET_ACC: chunks are whole elements */
-    /* a rank whose blocking wait cannot end before this task does (the
-     * sender of a single-copy message), or -1: as a worker it keeps taking
-     * chunks of this task instead of re-checking its wait after each one */
+    /* what a blocking wait that cannot end before this task does is known
+     * by (the world rank of a single-copy message's sender, or an id below
+     * -1 shared by the ranks in one window's closing fence), or
+     * MPIDI_PIPI_NO_WAITER: such a worker keeps taking chunks of this task
+     * instead of re-checking its wait after each one */
     int waiter;
     size_t size, chunk, nchunks;
     const MPIDI_PIPI_seg_t *src, *dst;
@@ -115,7 +119,7 @@ static inline void MPIDI_PIPI_task_init(MPIDI_PIPI_task_t * t, int kind, size_t 
                                         const MPIDI_PIPI_seg_t * dst, int ndst)
 {
     memset(t, 0, sizeof(*t));
-    t->waiter = -1;
+    t->waiter = MPIDI_PIPI_NO_WAITER;
     t->kind = kind;
     t->elem_size = 1;
     t->size = size;
@@ -287,9 +291,9 @@ static inline int MPIDI_PIPI_taskq_empty(MPIDI_PIPI_taskq_t * q)
     return !__atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
 }
 
-/* Worker me: run one chunk of the first task of q with at least min_left
- * chunks unclaimed, or, when me is that task's waiter, every chunk of it it
- * can claim.  Returns the bytes run, 0 if there was none (or another worker
+/* Worker me (what its wait is known by, or MPIDI_PIPI_NO_WAITER): run one
+ * chunk of the first task of q with at least min_left chunks unclaimed, or,
+ * when me is that task's waiter, every chunk of it it can claim.  Returns the bytes run, 0 if there was none (or another worker
  * held the queue: one victim per attempt, so never wait); *chunks (if not
  * NULL) gets the number of chunks. */
 static inline size_t MPIDI_PIPI_taskq_steal(MPIDI_PIPI_taskq_t * q, size_t min_left, int me,
@@ -308,7 +312,8 @@ static inline size_t MPIDI_PIPI_taskq_steal(MPIDI_PIPI_taskq_t * q, size_t min_l
         size_t next_off = 0, next = 0;
         MPIDI_PIPI_task_do(t, off, len);
         /* the next claim before this chunk counts done keeps t alive */
-        if (me >= 0 && t->waiter == me && MPIDI_PIPI_task_chunks_left(t) >= min_left)
+        if (me != MPIDI_PIPI_NO_WAITER && t->waiter == me &&
+            MPIDI_PIPI_task_chunks_left(t) >= min_left)
             next = MPIDI_PIPI_task_claim(t, &next_off);
         MPIDI_PIPI_task_done(t, len);
         bytes += len;

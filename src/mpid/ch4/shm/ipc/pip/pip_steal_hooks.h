@@ -19,17 +19,21 @@ bool MPIDI_PIP_steal_idle(void);
 /* The blocking call is over: this rank is possibly active again. */
 void MPIDI_PIP_steal_wait_done(void);
 
-/* Intranode MPI_Accumulate/MPI_Get_accumulate on a window whose mutex the
+/* Intranode MPI_Accumulate/MPI_Get_accumulate on win, whose mutex the
  * caller holds: run the reduction (result_addr: get-accumulate's copy of
- * the old target data first, or NULL) as a task idle ranks share; false:
- * not eligible, the caller computes as usual.  order: the window's
- * post_comm_access (MPIDI_PIP_steal_order_of), 0 for the CVAR's. */
+ * the old target data first, or NULL) as a task idle ranks share, in the
+ * order of the window's post_comm_access; false: not eligible, the caller
+ * computes as usual. */
 bool MPIDI_PIP_steal_accumulate(const void *origin_addr, int origin_count,
                                 MPI_Datatype origin_datatype, void *result_addr,
                                 int result_count, MPI_Datatype result_datatype,
                                 void *target_addr, int target_count,
                                 MPI_Datatype target_datatype, MPI_Op op, int mapped_device,
-                                int order);
+                                struct MPIR_Win *win);
+/* MPI_Win_fence's barrier: while this thread waits in it, it takes the
+ * chunks of the window's fence-epoch accumulates to the end. */
+void MPIDI_PIP_steal_fence_begin(struct MPIR_Win *win);
+void MPIDI_PIP_steal_fence_end(void);
 
 /* Internode noncontiguous messages (OFI's pack path): pack the first bytes
  * bytes of count elements of dt at buf into packed, or unpack them from it

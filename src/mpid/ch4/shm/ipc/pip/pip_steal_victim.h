@@ -39,7 +39,7 @@ typedef struct {
     int strategy;
     int n_saturate;
     int n;                      /* ranks in this address space, this one included */
-    int me;                     /* this rank's id in tasks' waiter field, or -1 */
+    int me;                     /* this rank's id in tasks' waiter field (its world rank) */
     MPIDI_PIPI_steal_rank_t **ranks;    /* by index */
     MPIDI_PIPI_steal_rank_t *self;
     int *local, n_local;        /* peers on this rank's NUMA node */
@@ -93,28 +93,29 @@ static inline int MPIDI_PIPI_remote_allowed(MPIDI_PIPI_steal_world_t * w, int vi
 
 /* Steal a chunk from victim, flagging this rank active while it runs. */
 static inline size_t MPIDI_PIPI_steal_from(MPIDI_PIPI_steal_world_t * w, int victim,
-                                           size_t min_left, size_t *chunks)
+                                           size_t min_left, int me, size_t *chunks)
 {
     MPIDI_PIPI_taskq_t *q = &w->ranks[victim]->q;
     if (MPIDI_PIPI_taskq_empty(q))
         return 0;
     __atomic_store_n(&w->self->active, 1, __ATOMIC_RELAXED);
-    size_t bytes = MPIDI_PIPI_taskq_steal(q, min_left, w->me, chunks);
+    size_t bytes = MPIDI_PIPI_taskq_steal(q, min_left, me, chunks);
     __atomic_store_n(&w->self->active, 0, __ATOMIC_RELAXED);
     return bytes;
 }
 
 /* One attempt by an idle rank: one local victim, then (mixed, throughput)
- * one remote victim if the local one had nothing.  rng: the calling
- * thread's random state. */
+ * one remote victim if the local one had nothing.  me: what the calling
+ * thread's wait is known by in tasks' waiter field (w->me, or its fence's
+ * id); rng: its random state. */
 static inline MPIDI_PIPI_steal_result_t MPIDI_PIPI_steal_once(MPIDI_PIPI_steal_world_t * w,
-                                                              unsigned *rng)
+                                                              int me, unsigned *rng)
 {
     MPIDI_PIPI_steal_result_t r = { 0, 0, 0, 0 };
     if (w->strategy == MPIDI_PIPI_STEAL_OFF)
         return r;
     if (w->n_local) {
-        r.bytes = MPIDI_PIPI_steal_from(w, w->local[MPIDI_PIPI_rand(rng) % w->n_local], 0,
+        r.bytes = MPIDI_PIPI_steal_from(w, w->local[MPIDI_PIPI_rand(rng) % w->n_local], 0, me,
                                         &r.chunks);
         if (r.bytes || w->strategy == MPIDI_PIPI_STEAL_LOCALIZED)
             return r;
@@ -128,7 +129,7 @@ static inline MPIDI_PIPI_steal_result_t MPIDI_PIPI_steal_once(MPIDI_PIPI_steal_w
         r.denied = 1;
         return r;
     }
-    r.bytes = MPIDI_PIPI_steal_from(w, victim, MPIDI_PIPI_REMOTE_MIN_CHUNKS, &r.chunks);
+    r.bytes = MPIDI_PIPI_steal_from(w, victim, MPIDI_PIPI_REMOTE_MIN_CHUNKS, me, &r.chunks);
     r.remote = r.bytes != 0;
     return r;
 }
@@ -143,7 +144,7 @@ static inline int MPIDI_PIPI_steal_world_init(MPIDI_PIPI_steal_world_t * w, int 
     if (self < 0 || self >= n)
         return -1;
     w->strategy = strategy;
-    w->me = -1; /* the caller sets it */
+    w->me = MPIDI_PIPI_NO_WAITER;       /* the caller sets it */
     w->n_saturate = n_saturate;
     w->n = n;
     w->ranks = ranks;
