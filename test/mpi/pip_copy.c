@@ -317,7 +317,9 @@ static void test_rma(int node_all_same, int node_pairs, int dynamic)
     const char *what = dynamic ? "dynamic window" : "MPI_Win_create window";
     long long windows = mt_pvar_read("cx_pip_windows") - windows_before;
     long long split = mt_pvar_read("cx_pip_split_windows") - split_before;
-    MT_CHECK(windows == (enabled && node_pairs) && split == (enabled && node_pairs && !node_all_same),
+    MT_CHECK(windows == (enabled && node_pairs) &&
+             split == (enabled && node_pairs &&
+                       !node_all_same),
              "%s: cx_pip_windows grew by %lld, cx_pip_split_windows by %lld (node in one process: %d, "
              "ranks sharing a process: %d)", what, windows, split, node_all_same, node_pairs);
 

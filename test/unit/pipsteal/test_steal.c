@@ -459,7 +459,8 @@ static void test_victims(void)
     ranks[4].numa_checking = 1;
     ranks[4].numa_allow = 0;
     for (int i = 0; i < 100; i++)
-        CHECK(MPIDI_PIPI_steal_once(&w, w.me, &rng).bytes == 0, "stole while another check said no");
+        CHECK(MPIDI_PIPI_steal_once(&w, w.me, &rng).bytes == 0,
+              "stole while another check said no");
     ranks[4].numa_checking = 0;
     drop_task(6, t);
 
@@ -521,7 +522,8 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "stream"))
         test_stream();
     else {
-        fprintf(stderr, "usage: %s segments|alone|steal|waiter|shared-waiter|reduce|window|victims|stream\n",
+        fprintf(stderr,
+                "usage: %s segments|alone|steal|waiter|shared-waiter|reduce|window|victims|stream\n",
                 argv[0]);
         return 2;
     }

@@ -43,7 +43,8 @@ int main(void)
     const unsigned mpmd[] = { 7, 7, 8, 8 }, hosts_15_1[16] = {
         7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 8
     };
-    const unsigned processes[] = { 0, 0, 0 }, mixed[] = { 0, 7, 0, 7 }, last_pair[] = { 5, 6, 9, 9 };
+    const unsigned processes[] = { 0, 0, 0 }, mixed[] = { 0, 7, 0, 7 }, last_pair[] =
+        { 5, 6, 9, 9 };
     check("one task alone", one, 1, MPIDI_PIP_WIN_ALL);
     check("two tasks of one host", pair, 2, MPIDI_PIP_WIN_ALL);
     check("16 ranks, hosts of 15 and 1", hosts_15_1, 16, MPIDI_PIP_WIN_SOME);

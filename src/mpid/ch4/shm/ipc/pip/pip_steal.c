@@ -646,7 +646,7 @@ static void register_pvars(void)
          "CAB-MPI: bytes of the chunks this rank stole"},
         {"cx_steal_waiter_runs", &steal.waiter_runs,
          "CAB-MPI: steals in which this rank, waiting on the task (the sender of the message, "
-         "a rank in the window's closing fence), ran its chunks to the end"},
+         "a rank in the window's closing fence), ran more than one of its chunks"},
         {"cx_steal_empty", &steal.empty,
          "CAB-MPI: steal attempts of this rank that found no chunk"},
         {"cx_steal_denied", &steal.denied,

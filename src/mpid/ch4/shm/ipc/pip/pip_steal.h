@@ -293,9 +293,10 @@ static inline int MPIDI_PIPI_taskq_empty(MPIDI_PIPI_taskq_t * q)
 
 /* Worker me (what its wait is known by, or MPIDI_PIPI_NO_WAITER): run one
  * chunk of the first task of q with at least min_left chunks unclaimed, or,
- * when me is that task's waiter, every chunk of it it can claim.  Returns the bytes run, 0 if there was none (or another worker
- * held the queue: one victim per attempt, so never wait); *chunks (if not
- * NULL) gets the number of chunks. */
+ * when me is that task's waiter, every chunk of it it can claim.  Returns
+ * the bytes run, 0 if there was none (or another worker held the queue:
+ * one victim per attempt, so never wait); *chunks (if not NULL) gets the
+ * number of chunks. */
 static inline size_t MPIDI_PIPI_taskq_steal(MPIDI_PIPI_taskq_t * q, size_t min_left, int me,
                                             size_t *chunks)
 {
