@@ -222,12 +222,11 @@ static void test_steal(void)
     printf("workers stole %zu chunks, %zu of %zu bytes\n", worker_chunks, worker_bytes, total);
 }
 
-/* Tasks whose waiter is worker 0: it keeps taking their chunks in one
- * steal, the others one chunk per steal; every byte once. */
-static void test_waiter(void)
+/* 200 tasks of random sizes and chunks with waiter task_waiter, copied
+ * by the owner while the workers steal; every byte checked. */
+static void run_waiter_tasks(void)
 {
     pthread_t th[NWORKERS];
-    task_waiter = 0;
     start_workers(th);
     for (int it = 0; it < 200; it++) {
         size_t n = 65536 + (size_t) rand() % (MAX_SIZE - 65536), chunk = 1024 << (rand() % 3);
@@ -236,6 +235,14 @@ static void test_waiter(void)
         verify(n, (unsigned) it);
     }
     stop_workers(th);
+}
+
+/* Tasks whose waiter is worker 0: it keeps taking their chunks in one
+ * steal, the others one chunk per steal; every byte once. */
+static void test_waiter(void)
+{
+    task_waiter = 0;
+    run_waiter_tasks();
     task_waiter = MPIDI_PIPI_NO_WAITER;
     CHECK(most_chunks[0] > 1, "the waiter never ran more than one chunk per steal");
     for (int i = 1; i < NWORKERS; i++)
@@ -249,16 +256,8 @@ static void test_waiter(void)
  * end, the others one per steal; every byte once. */
 static void test_shared_waiter(void)
 {
-    pthread_t th[NWORKERS];
     task_waiter = worker_wait_id[0] = worker_wait_id[1] = -7;
-    start_workers(th);
-    for (int it = 0; it < 200; it++) {
-        size_t n = 65536 + (size_t) rand() % (MAX_SIZE - 65536), chunk = 1024 << (rand() % 3);
-        fill(n, (unsigned) it);
-        owner_copy(n, chunk, it & 1, it % 3 == 0, 1);
-        verify(n, (unsigned) it);
-    }
-    stop_workers(th);
+    run_waiter_tasks();
     task_waiter = MPIDI_PIPI_NO_WAITER;
     worker_wait_id[0] = 0;
     worker_wait_id[1] = 1;

@@ -101,8 +101,7 @@ void MPIDI_PIP_win_mark(MPIR_Win * win, MPIDI_PIP_win_reach_t reach);
 /* Whether a rank published this space token at window creation. */
 MPL_STATIC_INLINE_PREFIX bool MPIDI_PIP_is_my_space(const MPIDI_PIP_space_t * s)
 {
-    return MPIDI_PIP_global.space.tgid != 0 &&
-        s->tgid == MPIDI_PIP_global.space.tgid && s->pidns == MPIDI_PIP_global.space.pidns;
+    return MPIDI_PIP_same_space(&MPIDI_PIP_global.space, s);
 }
 
 /* Whether rank of comm is a task of this process: a send to it passes its
