@@ -2,7 +2,8 @@
 # Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Unit tests of CAB-MPI's core (src/mpid/ch4/shm/ipc/pip/pip_steal*.h), no
 # MPI: an owner and workers as threads, victim choice on fake NUMA maps;
-# and which window peers PiP tasks reach directly (pip_win_reach.h).
+# which window peers PiP tasks reach directly (pip_win_reach.h); Daps's
+# guard and steal protocol (mpichcx_daps.h, pip_daps.h).
 # Built and run normally, under ThreadSanitizer and under AddressSanitizer
 # + UBSan (unit/pipsteal/[tsan/|asan/]NAME). Builds into
 # ${T_WORKDIR:-/tmp/cx-pipsteal-tests}.
@@ -11,6 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
 work=${T_WORKDIR:-/tmp/cx-pipsteal-tests}
 tests=(segments alone steal waiter shared-waiter reduce window victims stream)
+daps_tests=(exclusion nested disable pick)
 
 # VARIANT CFLAGS
 for v in "normal|-O2 -g -Wall -Wextra -std=c11" \
@@ -24,10 +26,16 @@ for v in "normal|-O2 -g -Wall -Wextra -std=c11" \
             t_result FAIL "unit/pipsteal/${sub}$t" "build failed; log: $log"
         done
         t_result FAIL "unit/pipwin/${sub}reach" "build failed; log: $log"
+        for t in "${daps_tests[@]}"; do
+            t_result FAIL "unit/pipdaps/${sub}$t" "build failed; log: $log"
+        done
         continue
     fi
     for t in "${tests[@]}"; do
         t_run "unit/pipsteal/${sub}$t" 120 "$work/$name/test_steal" "$t"
     done
     t_run "unit/pipwin/${sub}reach" 60 "$work/$name/test_win_reach"
+    for t in "${daps_tests[@]}"; do
+        t_run "unit/pipdaps/${sub}$t" 120 "$work/$name/test_daps" "$t"
+    done
 done

@@ -3,7 +3,8 @@ dnl MPICH-CX: PiP (process-in-process).  --enable-pip builds mpich-cx-piphost
 dnl and makes the compiler wrappers build loadable programs; it needs
 dnl glibc's dlmopen and memfd_create on x86_64 or aarch64 Linux.
 dnl Default: on where those exist, off (with a notice) elsewhere.
-dnl --enable-cx-steal (CAB-MPI, default: with PiP) is decided here too.
+dnl --enable-cx-steal (CAB-MPI) and --enable-cx-daps (Daps), default: with
+dnl PiP, are decided here too.
 
 AC_DEFUN([PAC_SUBCFG_PREREQ_]PAC_SUBCFG_AUTO_SUFFIX,[
 ])
@@ -70,6 +71,22 @@ case "$enable_cx_steal" in
         AC_DEFINE([MPIDI_CX_STEAL], [1], [Define to compile in CAB-MPI work stealing]) ;;
     no) ;;
     *) AC_MSG_ERROR([--enable-cx-steal=$enable_cx_steal: give yes or no (or --disable-cx-steal)]) ;;
+esac
+
+dnl Daps: ranks idle in MPI run the progress of PiP peers that compute
+dnl (MPIR_CVAR_CH4_CX_DAPS turns it on at run time).
+AC_ARG_ENABLE([cx-daps],
+    [AS_HELP_STRING([--enable-cx-daps],
+        [MPICH-CX: Daps progress stealing between PiP tasks (default: with PiP)])],
+    [], [enable_cx_daps=$enable_pip])
+case "$enable_cx_daps" in
+    yes)
+        if test "$enable_pip" != "yes" ; then
+            AC_MSG_ERROR([--enable-cx-daps needs PiP, which is disabled${cx_pip_why:+ ($cx_pip_why)}: drop --enable-cx-daps or --disable-pip.])
+        fi
+        AC_DEFINE([MPIDI_CX_DAPS], [1], [Define to compile in Daps progress stealing]) ;;
+    no) ;;
+    *) AC_MSG_ERROR([--enable-cx-daps=$enable_cx_daps: give yes or no (or --disable-cx-daps)]) ;;
 esac
 
 ])dnl end _BODY

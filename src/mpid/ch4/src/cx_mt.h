@@ -11,6 +11,7 @@
 
 #include "cx_mt_ops.h"
 #include "../shm/ipc/pip/pip_steal_hooks.h"
+#include "../shm/ipc/pip/pip_daps_hooks.h"
 
 enum {
     MPIDI_CX_MT_DIRECT,
@@ -134,6 +135,10 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_yield(void)
     if (unlikely(MPIDI_PIP_steal_on) && MPIDI_PIP_steal_idle())
         return;
 #endif
+#ifdef MPIDI_CX_DAPS
+    if (unlikely(MPIDI_PIP_daps_on) && MPIDI_PIP_daps_idle())
+        return;
+#endif
     if (unlikely(MPIDI_CX_rank_yield_on))
         MPIDI_CX_rank_yield_now();
 }
@@ -164,6 +169,27 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_wait_done(void)
         MPIDI_PIP_steal_wait_done();
 #endif
 }
+
+/* Daps: a nonblocking send or receive its issue left incomplete
+ * (ch4_send.h, ch4_recv.h; not on self communicators), counted until the
+ * request's first reference is dropped (mpidpost.h); windows, counted for
+ * their whole life (ch4_win.c): other ranks' RMA may need the target. */
+#ifdef MPIDI_CX_DAPS
+#define MPIDI_CX_DAPS_POSTED(req_, av_, rank_) \
+    do { \
+        if (unlikely(MPIDI_PIP_daps_track_on) && (req_) && !MPIR_Request_is_complete(req_)) \
+            MPIDI_PIP_daps_posted((req_), (rank_) == MPI_ANY_SOURCE ? 3 : \
+                                  MPIDI_av_is_local(av_) ? 2 : 1); \
+    } while (0)
+#define MPIDI_CX_daps_window(delta_) \
+    do { \
+        if (unlikely(MPIDI_PIP_daps_track_on)) \
+            MPIDI_PIP_daps_window(delta_); \
+    } while (0)
+#else
+#define MPIDI_CX_DAPS_POSTED(req_, av_, rank_) do { } while (0)
+#define MPIDI_CX_daps_window(delta_) do { } while (0)
+#endif
 
 void MPIDI_CX_resolve_issued(int vci);
 int MPIDI_CX_cancel(MPIR_Request * req);

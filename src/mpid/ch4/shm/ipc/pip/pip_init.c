@@ -39,7 +39,10 @@ int MPIDI_PIP_init_local(void)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD",
                                          MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD,
                                          "a message size in bytes, 0 or more");
-    return MPIDI_PIP_steal_init_local();
+    int mpi_errno = MPIDI_PIP_steal_init_local();
+    if (mpi_errno)
+        return mpi_errno;
+    return MPIDI_PIP_daps_init_local();
 }
 
 /* Collective over the node's ranks once MPIDU_Init_shm is up: everyone
@@ -49,7 +52,7 @@ int MPIDI_PIP_init_world(void)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_PIP_global_t *g = &MPIDI_PIP_global;
-    uintptr_t *steal_peers = NULL;
+    uintptr_t *steal_peers = NULL, *daps_peers = NULL;
 
     g->threshold = SIZE_MAX;
     g->n_peers = 0;
@@ -61,13 +64,15 @@ int MPIDI_PIP_init_world(void)
         g->space = my_space();
 
     /* What each rank publishes: its address space, and where its CAB-MPI
-     * state is (read by the ranks of the same space only). */
+     * state and its Daps progress descriptor are (read by the ranks of the
+     * same space only). */
     struct {
         MPIDI_PIP_space_t space;
-        uintptr_t steal;
-    } mine = { g->space, MPIDI_PIP_steal_prepare() }, peer;
+        uintptr_t steal, daps;
+    } mine = { g->space, MPIDI_PIP_steal_prepare(), MPIDI_PIP_daps_prepare() }, peer;
     steal_peers = MPL_calloc(MPIR_Process.local_size, sizeof(uintptr_t), MPL_MEM_SHM);
-    MPIR_ERR_CHKANDJUMP(!steal_peers, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    daps_peers = MPL_calloc(MPIR_Process.local_size, sizeof(uintptr_t), MPL_MEM_SHM);
+    MPIR_ERR_CHKANDJUMP(!steal_peers || !daps_peers, mpi_errno, MPI_ERR_OTHER, "**nomem");
 
     /* Every local rank takes part in the exchange, enabled or not; the
      * first barrier keeps slower ranks' earlier gets from seeing our put. */
@@ -91,6 +96,7 @@ int MPIDI_PIP_init_world(void)
         g->same_space[MPIR_Process.node_local_map[i]] = 1;
         g->n_peers++;
         steal_peers[i] = peer.steal;
+        daps_peers[i] = peer.daps;
     }
     mpi_errno = MPIDU_Init_shm_barrier();
     MPIR_ERR_CHECK(mpi_errno);
@@ -98,9 +104,12 @@ int MPIDI_PIP_init_world(void)
         g->threshold = (size_t) MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD;
     mpi_errno = MPIDI_PIP_steal_init_world(steal_peers);
     MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_PIP_daps_init_world(daps_peers);
+    MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
     MPL_free(steal_peers);
+    MPL_free(daps_peers);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -108,6 +117,7 @@ int MPIDI_PIP_init_world(void)
 
 int MPIDI_PIP_finalize(void)
 {
+    MPIDI_PIP_daps_finalize();
     MPIDI_PIP_steal_finalize();
     MPL_free(MPIDI_PIP_global.same_space);
     MPIDI_PIP_global.same_space = NULL;
@@ -119,11 +129,12 @@ int MPIDI_PIP_finalize(void)
 /* For the extensions line of MPI_Get_library_version. */
 const char *MPIDI_PIP_describe(void)
 {
-    static char buf[160];
+    static char buf[320];
     if (!MPIDI_PIP_global.n_peers)
         return MPIR_CVAR_CH4_CX_PIP_ENABLE ? "single copy: no peer task" : "single copy off";
-    snprintf(buf, sizeof(buf), "single copy from %zu bytes%s with %d peer tasks",
-             MPIDI_PIP_global.threshold, MPIDI_PIP_steal_describe(), MPIDI_PIP_global.n_peers);
+    snprintf(buf, sizeof(buf), "single copy from %zu bytes%s%s with %d peer tasks",
+             MPIDI_PIP_global.threshold, MPIDI_PIP_steal_describe(), MPIDI_PIP_daps_describe(),
+             MPIDI_PIP_global.n_peers);
     return buf;
 }
 

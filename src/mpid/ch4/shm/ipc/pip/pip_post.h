@@ -16,6 +16,7 @@
 #include "ch4_impl.h"
 #include "ipc_types.h"
 #include "pip_steal_hooks.h"
+#include "pip_daps_hooks.h"
 #include "pip_win_reach.h"
 
 /*
@@ -86,11 +87,18 @@ int MPIDI_PIP_finalize(void);
 const char *MPIDI_PIP_describe(void);
 
 /* CAB-MPI work stealing (pip_steal.c) */
+int MPIDI_PIP_numa_node_self(void);
 int MPIDI_PIP_steal_init_local(void);
 uintptr_t MPIDI_PIP_steal_prepare(void);
 int MPIDI_PIP_steal_init_world(const uintptr_t * peers);
 void MPIDI_PIP_steal_finalize(void);
 const char *MPIDI_PIP_steal_describe(void);
+/* Daps progress stealing (pip_daps.c) */
+int MPIDI_PIP_daps_init_local(void);
+uintptr_t MPIDI_PIP_daps_prepare(void);
+int MPIDI_PIP_daps_init_world(const uintptr_t * peers);
+void MPIDI_PIP_daps_finalize(void);
+const char *MPIDI_PIP_daps_describe(void);
 bool MPIDI_PIP_steal_recv(const MPIDI_IPC_hdr * hdr, MPIR_Request * rreq, size_t recv_data_sz);
 
 /* Created and dynamic windows (pip_win.c; who is reached: pip_win_reach.h) */

@@ -293,8 +293,8 @@ static size_t chunk_for(size_t size)
 
 /* This rank's NUMA node: MPICH_CX_FAKE_NUMA_NODES=n splits the local ranks
  * into n blocks (tests on one-node machines), else hwloc's node of the CPU
- * this rank runs on now (bind ranks for a stable answer). */
-static int my_numa_node(void)
+ * this rank runs on now (bind ranks for a stable answer). Daps's too. */
+int MPIDI_PIP_numa_node_self(void)
 {
     const char *fake = getenv("MPICH_CX_FAKE_NUMA_NODES");
     int n = fake ? atoi(fake) : 0;
@@ -312,7 +312,7 @@ uintptr_t MPIDI_PIP_steal_prepare(void)
     my_share.active = 1;
     if (steal.strategy != MPIDI_PIPI_STEAL_OFF && MPIR_CVAR_CH4_CX_PIP_ENABLE &&
         MPIR_CX_pip_shares_process())
-        my_share.numa = my_numa_node();
+        my_share.numa = MPIDI_PIP_numa_node_self();
     return (uintptr_t) & my_share;
 }
 

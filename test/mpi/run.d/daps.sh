@@ -1,0 +1,44 @@
+# Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
+# Sourced by test/mpi/run: Daps progress stealing (doc/user/daps.md): a bad
+# value of its CVAR (any build), then, where PiP is built, a rank that
+# computes outside MPI gets its receive or RMA target work done by ranks
+# idle in MPI, checked before its own next MPI call, over shared memory and
+# over the netmod; off, processes, and more ranks than cores.
+bad_cvar mpi/cvar/bad-daps MPIR_CVAR_CH4_CX_DAPS sometimes "Invalid value 'sometimes' of MPIR_CVAR_CH4_CX_DAPS; valid values: on or off"
+
+if [ -x "$prefix/bin/mpich-cx-piphost" ] && "$prefix/bin/mpichversion" | grep -q -- --disable-cx-daps; then
+    t_result SKIP mpi/daps "MPICH-CX was configured with --disable-cx-daps"
+    bad_cvar mpi/cvar/daps-not-built MPIR_CVAR_CH4_CX_DAPS on \
+        "valid values: off (this MPICH-CX was configured with --disable-cx-daps)"
+elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
+    daps=(-pip -genv MPIR_CVAR_CH4_CX_DAPS on)
+    overlap='[ $rc = 0 ] && grep -qx "No Errors" <<<"$out"'
+    for m in contig vector acc; do
+        # 3 ranks: rank 2 idles in MPI_Barrier, rank 0 in its send or flush
+        # (acc: PiP windows are accessed directly, so it needs no Daps here)
+        pip_run daps-$m-3 300 "$overlap" "${daps[@]}" -n 3 "$work/mpi/daps_overlap" $m 3 expect-overlap
+        # through the netmod (OFI tcp on loopback; 2 cliques: ranks 0 and 2,
+        # 1 and 3 are "nodes"): rank 3 runs rank 1's network progress
+        pip_run daps-$m-netmod 300 "$overlap" "${daps[@]}" -genv MPIR_CVAR_NUM_CLIQUES 2 \
+            -genv FI_PROVIDER tcp -n 4 "$work/mpi/daps_overlap" $m 3 expect-overlap
+    done
+    pip_run daps-acc-netmod-off 300 "$overlap"' && grep -q "overlapped 0 of 2" <<<"$out"' -pip \
+        -genv MPIR_CVAR_NUM_CLIQUES 2 -genv FI_PROVIDER tcp -n 4 "$work/mpi/daps_overlap" acc 2 compute-ms=100
+    # the victim re-enters MPI while workers steal (1 ms of computing), two
+    # workers racing for it; a victim with MPI_THREAD_MULTIPLE (VCI locks,
+    # a second thread of its own in MPI_Recv)
+    pip_run daps-reenter 300 "$overlap" "${daps[@]}" -n 4 "$work/mpi/daps_overlap" vector 150 compute-ms=1
+    pip_run daps-reenter-netmod 300 "$overlap" "${daps[@]}" -genv MPIR_CVAR_NUM_CLIQUES 2 \
+        -genv FI_PROVIDER tcp -n 4 "$work/mpi/daps_overlap" contig 100 compute-ms=1
+    pip_run daps-multiple 300 "$overlap" "${daps[@]}" -n 3 "$work/mpi/daps_overlap" vector 3 \
+        expect-overlap multiple
+    # 2 ranks: the sender alone is the worker; 6 ranks on 2 cores
+    pip_run daps-contig-2 300 "$overlap" "${daps[@]}" -n 2 "$work/mpi/daps_overlap" contig 3 expect-overlap
+    pip_run daps-vector-6 300 "$overlap" "${daps[@]}" -n 6 "$work/mpi/daps_overlap" vector 3 expect-overlap
+    # off, and processes: nobody runs rank 1's progress; the data is right
+    pip_run daps-off 300 "$overlap"' && grep -q "overlapped 0 of 2" <<<"$out"' -pip \
+        -n 3 "$work/mpi/daps_overlap" vector 2 compute-ms=100
+    t_run mpi/daps/processes 300 bash -c 'out=$("$@" 2>&1); echo "$out"; grep -qx "No Errors" <<<"$out" &&
+        grep -q "overlapped 0 of 2" <<<"$out"' _ "${launch[@]}" -genv MPIR_CVAR_CH4_CX_DAPS on \
+        -n 3 "$work/mpi/daps_overlap" vector 2 compute-ms=100
+fi

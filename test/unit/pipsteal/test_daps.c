@@ -1,0 +1,257 @@
+/*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
+ * Unit tests of Daps's guard and steal protocol (src/include/mpichcx_daps.h,
+ * src/mpid/ch4/shm/ipc/pip/pip_daps.h), no MPI: an owner thread that enters
+ * and leaves "MPI" and workers that run its "progress" through
+ * MPIDI_PIPI_daps_try. Usage: test_daps TEST
+ *   exclusion  owner and workers never inside the owner's state at once
+ *   nested     the owner's code run by a worker enters the owner's guard
+ *              without waiting for itself and without touching depth
+ *   disable    after MPIDI_PIPI_daps_disable no worker runs the progress
+ *   pick       victim choice: own NUMA node first, another after
+ *              MPIDI_PIPI_DAPS_LOCAL_TRIES failures; backoff after empty steps
+ */
+#define _GNU_SOURCE
+#include "pip_daps.h"
+
+#include <assert.h>
+#include <linux/membarrier.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+MPIR_CX_daps_guard_t MPIR_CX_daps_guard;
+void (*MPIR_CX_daps_start)(void);
+void (*MPIR_CX_daps_stop)(void);
+
+#define CHECK(c_) \
+    do { if (!(c_)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c_); exit(1); } } while (0)
+
+static MPIR_CX_daps_guard_t guard;
+static MPIDI_PIPI_daps_rank_t victim;
+static int occupants;           /* atomically: who is inside the owner's state */
+static long state;              /* plain: ThreadSanitizer sees any overlap */
+static long progressed;         /* steps run by workers (plain, under the guard) */
+static int stop;
+
+static void membarrier_fence(void)
+{
+    if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static void inside(void)
+{
+    CHECK(__atomic_add_fetch(&occupants, 1, __ATOMIC_SEQ_CST) == 1);
+    long s = state;
+    for (int i = 0; i < 20; i++)
+        state = s + i;
+    state = s + 1;
+    CHECK(__atomic_sub_fetch(&occupants, 1, __ATOMIC_SEQ_CST) == 0);
+}
+
+static int nested_calls;
+static int progress(bool net, bool shm)
+{
+    (void) net;
+    (void) shm;
+    inside();
+    if (nested_calls) {
+        /* like the victim's progress freeing a handle: must not wait for
+         * this thread itself */
+        MPIR_CX_daps_enter(&guard);
+        MPIR_CX_daps_enter(&guard);
+        inside();
+        MPIR_CX_daps_exit(&guard);
+        MPIR_CX_daps_exit(&guard);
+    }
+    __atomic_fetch_add(&progressed, 1, __ATOMIC_RELAXED);
+    return MPIDI_PIPI_DAPS_NET;
+}
+
+static void *worker_main(void *arg)
+{
+    long *ran = arg;
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+        if (MPIDI_PIPI_daps_try(&victim, membarrier_fence) > 0)
+            (*ran)++;
+    return NULL;
+}
+
+static void setup(void)
+{
+    memset(&guard, 0, sizeof(guard));
+    memset(&victim, 0, sizeof(victim));
+    guard.on = 1;
+    victim.guard = &guard;
+    victim.progress = progress;
+    victim.net_avail = 1;
+    victim.enabled = 1;
+    state = progressed = 0;
+    stop = 0;
+}
+
+/* The owner alternates between its MPI calls (nested entries, like a
+ * binding calling the handle allocator) and computing; workers steal. */
+static long run_owner_and_workers(int nworkers, int rounds, long *worker_ran)
+{
+    pthread_t th[8];
+    for (int i = 0; i < nworkers; i++)
+        CHECK(pthread_create(&th[i], NULL, worker_main, &worker_ran[i]) == 0);
+    long own = 0;
+    for (int r = 0; r < rounds; r++) {
+        MPIR_CX_daps_enter(&guard);
+        inside();
+        MPIR_CX_daps_enter(&guard);
+        inside();
+        MPIR_CX_daps_exit(&guard);
+        own += 2;
+        MPIR_CX_daps_exit(&guard);
+        if (r % 64 == 0)
+            usleep(50); /* computing: workers get in */
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < nworkers; i++)
+        pthread_join(th[i], NULL);
+    return own;
+}
+
+static int test_exclusion(int nested)
+{
+    setup();
+    nested_calls = nested;
+    long ran[3] = { 0, 0, 0 };
+    long own = run_owner_and_workers(3, 20000, ran);
+    long total = ran[0] + ran[1] + ran[2];
+    CHECK(total == progressed);
+    /* no step lost to an overlap */
+    CHECK(state == own + progressed * (nested ? 2 : 1));
+    CHECK(guard.depth == 0 && guard.worker == 0);
+    CHECK(progressed > 0);      /* workers did get in while the owner computed */
+    printf("owner sections %ld, worker steps %ld\n", own, progressed);
+    return 0;
+}
+
+/* The worker's own entries leave depth alone, even when the owner is
+ * inside (its depth belongs to the owner). */
+static void check_worker_entries(void)
+{
+    setup();
+    guard.depth = 3;
+    guard.worker = 1;
+    guard.worker_thread = pthread_self();
+    MPIR_CX_daps_enter(&guard);
+    MPIR_CX_daps_exit(&guard);
+    MPIR_CX_daps_exit(&guard);
+    CHECK(guard.depth == 3);
+    guard.worker = 0;
+    MPIR_CX_daps_enter(&guard);
+    CHECK(guard.depth == 4);
+    MPIR_CX_daps_exit(&guard);
+    MPIR_CX_daps_exit(&guard);
+    CHECK(guard.depth == 2);
+    guard.on = 0;       /* off: nothing counted */
+    MPIR_CX_daps_enter(&guard);
+    CHECK(guard.depth == 2);
+}
+
+static int test_disable(void)
+{
+    setup();
+    nested_calls = 0;
+    long ran[2] = { 0, 0 };
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&th[i], NULL, worker_main, &ran[i]) == 0);
+    while (__atomic_load_n(&progressed, __ATOMIC_RELAXED) < 100)
+        usleep(10);
+    MPIDI_PIPI_daps_disable(&victim);
+    long after = __atomic_load_n(&progressed, __ATOMIC_RELAXED);
+    usleep(20000);
+    CHECK(__atomic_load_n(&progressed, __ATOMIC_RELAXED) == after);
+    CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    /* nothing posted, or the owner inside: not eligible either */
+    victim.enabled = 1;
+    victim.net_avail = 0;
+    CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
+    victim.net_avail = 1;
+    guard.depth = 1;
+    CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
+    guard.depth = 0;
+    CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == MPIDI_PIPI_DAPS_NET);
+    printf("steps before disable %ld\n", after);
+    return 0;
+}
+
+static int empty_progress(bool net, bool shm)
+{
+    (void) net;
+    (void) shm;
+    return 0;
+}
+
+static int test_pick(void)
+{
+    static MPIR_CX_daps_guard_t g[3];
+    static MPIDI_PIPI_daps_rank_t r[3];
+    MPIDI_PIPI_daps_rank_t *local[1] = { &r[0] }, *remote[2] = { &r[1], &r[2] };
+    for (int i = 0; i < 3; i++) {
+        r[i].guard = &g[i];
+        r[i].progress = empty_progress;
+        r[i].enabled = 1;
+    }
+    MPIDI_PIPI_daps_worker_t w = {.local = local,.n_local = 1,.remote = remote,.n_remote = 2,
+        .rng = 12345,.fence = membarrier_fence
+    };
+    bool rem;
+    for (int i = 0; i < MPIDI_PIPI_DAPS_LOCAL_TRIES; i++) {
+        CHECK(MPIDI_PIPI_daps_pick(&w, &rem) == &r[0] && !rem);
+        CHECK(MPIDI_PIPI_daps_idle(&w, NULL, NULL) == -1);      /* nothing posted */
+    }
+    MPIDI_PIPI_daps_rank_t *v = MPIDI_PIPI_daps_pick(&w, &rem);
+    CHECK(rem && (v == &r[1] || v == &r[2]) && w.local_fails == 0);
+    /* empty steps back off: 0, 1, 3, 7 ... idle polls skipped */
+    r[0].net_avail = 1;
+    w.local_fails = 0;
+    CHECK(MPIDI_PIPI_daps_idle(&w, NULL, NULL) == 0);
+    CHECK(w.skip == 0 && w.skip_next == 1);
+    CHECK(MPIDI_PIPI_daps_idle(&w, NULL, NULL) == 0);
+    CHECK(w.skip == 1);
+    CHECK(MPIDI_PIPI_daps_idle(&w, NULL, NULL) == -1 && w.skip == 0);
+    for (int i = 0; i < 20; i++)
+        (void) MPIDI_PIPI_daps_idle(&w, NULL, NULL);
+    CHECK(w.skip_next <= MPIDI_PIPI_DAPS_MAX_SKIP);
+    /* no peers at all */
+    MPIDI_PIPI_daps_worker_t none = {.rng = 1,.fence = membarrier_fence };
+    CHECK(MPIDI_PIPI_daps_pick(&none, &rem) == NULL);
+    printf("pick ok\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s exclusion|nested|disable|pick\n", argv[0]);
+        return 2;
+    }
+    (void) syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+    if (!strcmp(argv[1], "exclusion"))
+        return test_exclusion(0);
+    if (!strcmp(argv[1], "nested")) {
+        check_worker_entries();
+        return test_exclusion(1);
+    }
+    if (!strcmp(argv[1], "disable"))
+        return test_disable();
+    if (!strcmp(argv[1], "pick"))
+        return test_pick();
+    fprintf(stderr, "unknown test %s\n", argv[1]);
+    return 2;
+}
