@@ -172,19 +172,19 @@ uintptr_t MPIDI_PIP_daps_prepare(void)
  * guard keeps workers out while we are inside MPI. */
 static void daps_start(void)
 {
-    MPIR_CX_daps_start = NULL;  /* once: a second MPI_Session_init comes here too */
+    MPIR_CX_daps_start = NULL; /* once: a second MPI_Session_init comes here too */
     if (!MPIDI_PIP_daps_track_on)
         return;
     MPIDI_PIP_daps_on = true;
     my_daps.threaded = MPIR_ThreadInfo.isThreaded;
-#if MPICH_THREAD_GRANULARITY == MPICH_THREAD_GRANULARITY__GLOBAL
-    /* its threads hold the global mutex around all progress, which a worker
-     * cannot take: this rank steals but is no victim */
+    /* With MPI threads this rank steals but is no victim: its threads hold
+     * their VCI lock while idle in RMA synchronization, and a worker that
+     * blocked on it while holding its own would deadlock against a worker of
+     * ours doing the same (MPICH's VCI lock has no try-lock entry into
+     * progress yet). */
     if (my_daps.threaded)
         return;
-#endif
-    if (!my_daps.threaded)
-        MPIR_CX_daps_guard.on = 1;
+    MPIR_CX_daps_guard.on = 1;
     __atomic_store_n(&my_daps.enabled, 1, __ATOMIC_SEQ_CST);
 }
 
