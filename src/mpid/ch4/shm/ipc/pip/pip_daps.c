@@ -16,6 +16,7 @@
 #include "mpichcx_pip.h"
 #include <sys/syscall.h>
 #include <linux/membarrier.h>
+#include <locale.h>
 #include <time.h>
 
 /*
@@ -130,10 +131,21 @@ static int progress_count_sum(void)
     return sum;
 }
 
+/* This rank's libc on the worker's thread: the thread was started by the
+ * worker's own libc, whose start-up set only that libc's per-thread ctype
+ * tables; ours are NULL for it, and the first tolower() in our libfabric
+ * (strcasestr) faulted. uselocale sets them; once per thread. */
+static _Thread_local bool ctype_ready;
+
 static int daps_progress(bool net, bool shm)
 {
     MPID_Progress_state st;
     int r = 0, before = progress_count_sum();
+
+    if (unlikely(!ctype_ready)) {
+        uselocale(LC_GLOBAL_LOCALE);
+        ctype_ready = true;
+    }
 
     __atomic_fetch_add(&daps.served, 1, __ATOMIC_RELAXED);
     if (net) {
