@@ -8,7 +8,7 @@
  * rank 0 sends or accumulates and waits in MPI; other ranks wait in
  * MPI_Barrier. When rank 1 wakes, before any MPI call of its own, it looks
  * at its receive buffer or window: with Daps, the data is there.
- *   daps_overlap MODE ITERS [expect-overlap] [compute-ms=N] [multiple]
+ *   daps_overlap MODE ITERS [expect-overlap] [compute-ms=N] [multiple] [acc-mib=N]
  * MODE: contig (4 MiB, PiP single copy or rendezvous), vector (char,
  * blocklength 1, stride 64: a packed receive), acc (MPI_Accumulate of
  * doubles into a strided target type: active messages, then flush).
@@ -27,9 +27,9 @@
 #define CONTIG_BYTES (4 << 20)
 #define VECTOR_COUNT (256 << 10)
 #define VECTOR_STRIDE 64
-#define ACC_DOUBLES (128 << 10)
 
 static int errs;
+static long acc_doubles = 128 << 10;    /* acc-mib=N: N MiB of doubles */
 
 static unsigned char pattern(long i, int iter)
 {
@@ -69,6 +69,8 @@ int main(int argc, char **argv)
             expect = 1;
         else if (!strncmp(argv[i], "compute-ms=", 11))
             compute_ms = atoi(argv[i] + 11);
+        else if (!strncmp(argv[i], "acc-mib=", 8))
+            acc_doubles = atol(argv[i] + 8) << 17;
         else if (strcmp(argv[i], "multiple"))
             MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -89,16 +91,16 @@ int main(int argc, char **argv)
     double *winbuf = NULL;
     MPI_Win win = MPI_WIN_NULL;
     if (acc) {
-        MPI_Type_vector(ACC_DOUBLES, 1, 2, MPI_DOUBLE, &target_type);
+        MPI_Type_vector(acc_doubles, 1, 2, MPI_DOUBLE, &target_type);
         MPI_Type_commit(&target_type);
-        MPI_Win_allocate(rank == 1 ? 2 * ACC_DOUBLES * sizeof(double) : 0, sizeof(double),
+        MPI_Win_allocate(rank == 1 ? 2 * acc_doubles * sizeof(double) : 0, sizeof(double),
                          MPI_INFO_NULL, MPI_COMM_WORLD, &winbuf, &win);
         if (rank == 1)
-            memset(winbuf, 0, 2 * ACC_DOUBLES * sizeof(double));
+            memset(winbuf, 0, 2 * acc_doubles * sizeof(double));
     }
     unsigned char *buf = malloc(span);
-    double *origin = malloc(ACC_DOUBLES * sizeof(double));
-    for (long i = 0; i < ACC_DOUBLES; i++)
+    double *origin = malloc(acc_doubles * sizeof(double));
+    for (long i = 0; i < acc_doubles; i++)
         origin[i] = 1.0;
     int overlapped = 0;
     double t_wait = 0;
@@ -114,7 +116,7 @@ int main(int argc, char **argv)
         if (rank == 0) {
             double t0 = MPI_Wtime();
             if (acc) {
-                MPI_Accumulate(origin, ACC_DOUBLES, MPI_DOUBLE, 1, 0, 1, target_type, MPI_SUM, win);
+                MPI_Accumulate(origin, acc_doubles, MPI_DOUBLE, 1, 0, 1, target_type, MPI_SUM, win);
                 MPI_Win_flush(1, win);
             } else {
                 for (long i = 0; i < span; i++)
@@ -132,7 +134,7 @@ int main(int argc, char **argv)
             /* before any MPI call of ours: did someone progress us? */
             int done = 1;
             if (acc) {
-                done = winbuf[0] == it + 1.0 && winbuf[2 * (ACC_DOUBLES - 1)] == it + 1.0;
+                done = winbuf[0] == it + 1.0 && winbuf[2 * (acc_doubles - 1)] == it + 1.0;
             } else {
                 long last = vector ? span - VECTOR_STRIDE : span - 1;
                 done = buf[0] == pattern(0, it) && buf[last] == pattern(last, it);
@@ -144,7 +146,7 @@ int main(int argc, char **argv)
         if (rank == 1) {        /* rank 0's flush is done too */
             if (acc) {
                 MPI_Win_sync(win);
-                for (long i = 0; i < 2 * ACC_DOUBLES; i++)
+                for (long i = 0; i < 2 * acc_doubles; i++)
                     if (winbuf[i] != (i % 2 ? 0.0 : it + 1.0) && errs++ < 5)
                         fprintf(stderr, "iteration %d: window[%ld] = %g\n", it, i, winbuf[i]);
             } else {

@@ -22,6 +22,10 @@ elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
         pip_run daps-$m-netmod 300 "$overlap" "${daps[@]}" -genv MPIR_CVAR_NUM_CLIQUES 2 \
             -genv FI_PROVIDER tcp -n 4 "$work/mpi/daps_overlap" $m 3 expect-overlap
     done
+    # 8 MiB accumulates: the target's libfabric runs tolower() on the
+    # worker's thread (per-thread ctype tables of another libc)
+    pip_run daps-acc-large-netmod 300 "$overlap" "${daps[@]}" -genv MPIR_CVAR_NUM_CLIQUES 2 \
+        -genv FI_PROVIDER tcp -n 4 "$work/mpi/daps_overlap" acc 2 acc-mib=8
     pip_run daps-acc-netmod-off 300 "$overlap"' && grep -q "overlapped 0 of 2" <<<"$out"' -pip \
         -genv MPIR_CVAR_NUM_CLIQUES 2 -genv FI_PROVIDER tcp -n 4 "$work/mpi/daps_overlap" acc 2 compute-ms=100
     # the victim re-enters MPI while workers steal (1 ms of computing), two

@@ -184,7 +184,7 @@ uintptr_t MPIDI_PIP_daps_prepare(void)
  * guard keeps workers out while we are inside MPI. */
 static void daps_start(void)
 {
-    MPIR_CX_daps_start = NULL; /* once: a second MPI_Session_init comes here too */
+    MPIR_CX_daps_start = NULL;  /* once: a second MPI_Session_init comes here too */
     if (!MPIDI_PIP_daps_track_on)
         return;
     MPIDI_PIP_daps_on = true;
