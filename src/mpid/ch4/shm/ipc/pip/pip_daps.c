@@ -188,13 +188,12 @@ static void daps_start(void)
     if (!MPIDI_PIP_daps_track_on)
         return;
     MPIDI_PIP_daps_on = true;
-    my_daps.threaded = MPIR_ThreadInfo.isThreaded;
     /* With MPI threads this rank steals but is no victim: its threads hold
      * their VCI lock while idle in RMA synchronization, and a worker that
      * blocked on it while holding its own would deadlock against a worker of
      * ours doing the same (MPICH's VCI lock has no try-lock entry into
      * progress yet). */
-    if (my_daps.threaded)
+    if (MPIR_ThreadInfo.isThreaded)
         return;
     MPIR_CX_daps_guard.on = 1;
     __atomic_store_n(&my_daps.enabled, 1, __ATOMIC_SEQ_CST);
@@ -342,8 +341,6 @@ void MPIDI_PIP_daps_untrack(MPIR_Request * req)
  * (active messages) for its whole life; the target cannot know when. */
 void MPIDI_PIP_daps_window(int delta)
 {
-    if (!MPIDI_PIP_daps_track_on)
-        return;
     __atomic_fetch_add(&my_daps.net_avail, delta, __ATOMIC_RELAXED);
     __atomic_fetch_add(&my_daps.shm_avail, delta, __ATOMIC_RELAXED);
 }

@@ -35,7 +35,6 @@ typedef struct MPIDI_PIPI_daps_rank {
      * step found nothing; return MPIDI_PIPI_DAPS_* bits of what progressed. */
     int (*progress)(bool net, bool shm);
     MPIR_CX_daps_guard_t *guard;        /* the owner's guard: in_progress */
-    int threaded;               /* the owner's VCI locks work (MPI_THREAD_MULTIPLE) */
     int numa;
     /* 1 between the end of MPI_Init and the start of MPI_Finalize */
     int enabled __attribute__((aligned(64)));
@@ -78,8 +77,8 @@ static inline bool MPIDI_PIPI_daps_eligible(const MPIDI_PIPI_daps_rank_t * v)
 /* One steal step on v: -1 if v was not available (disabled, inside MPI,
  * another worker there, nothing posted), else what progressed. Rule 1 of
  * the paper: one worker at a time (the worker flag), none while the owner
- * is inside MPI (its guard's depth; an owner with MPI threads has working
- * VCI locks, which its progress function takes). */
+ * is inside MPI (its guard's depth; ranks with MPI threads are never
+ * enabled as victims, pip_daps.c). */
 static inline int MPIDI_PIPI_daps_try(MPIDI_PIPI_daps_rank_t * v, void (*fence)(void))
 {
     if (!MPIDI_PIPI_daps_eligible(v))
@@ -90,8 +89,7 @@ static inline int MPIDI_PIPI_daps_try(MPIDI_PIPI_daps_rank_t * v, void (*fence)(
         return -1;
     /* the victim's code we run must not wait for us */
     __atomic_store_n(&v->guard->worker_thread, pthread_self(), __ATOMIC_RELAXED);
-    if (!v->threaded)
-        fence();        /* the owner's depth store is visible now, or it sees us */
+    fence();    /* the owner's depth store is visible now, or it sees us */
     int r = -1;
     /* enabled: MPI_Finalize clears it with an exchange, then waits for us */
     if (__atomic_load_n(&v->enabled, __ATOMIC_SEQ_CST) &&

@@ -23,7 +23,8 @@ bool MPIDI_PIP_daps_idle(void);
  * request's reference is first dropped (MPIDI_PIP_daps_untrack). */
 void MPIDI_PIP_daps_posted(struct MPIR_Request *req, int kind);
 void MPIDI_PIP_daps_untrack(struct MPIR_Request *req);
-/* A window with memory was created (+1) or freed (-1). */
+/* A window was created (+1) or freed (-1); callers test
+ * MPIDI_PIP_daps_track_on (cx_mt.h). */
 void MPIDI_PIP_daps_window(int delta);
 
 #endif /* PIP_DAPS_HOOKS_H_INCLUDED */
