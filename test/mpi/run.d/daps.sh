@@ -39,6 +39,16 @@ elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     # 2 ranks: the sender alone is the worker; 6 ranks on 2 cores
     pip_run daps-contig-2 300 "$overlap" "${daps[@]}" -n 2 "$work/mpi/daps_overlap" contig 3 expect-overlap
     pip_run daps-vector-6 300 "$overlap" "${daps[@]}" -n 6 "$work/mpi/daps_overlap" vector 3 expect-overlap
+    # the application kernels (benchmarks/daps_kernels; they check their own
+    # sums and halos), 4 ranks, over PiP and over the netmod
+    kernel_ok='[ $rc = 0 ] && grep -Eq "^daps_kernels,$m compute=[0-9]+ms,[0-9]+,time,[0-9.e+-]+,us$" <<<"$out"'
+    for m in two-stage stencil; do
+        pip_run daps-kernel-$m 300 "m=$m; $kernel_ok" "${daps[@]}" -n 4 \
+            "$prefix/libexec/mpich-cx/daps_kernels" --quick --mode $m
+        pip_run daps-kernel-$m-netmod 300 "m=$m; $kernel_ok" "${daps[@]}" \
+            -genv MPIR_CVAR_NUM_CLIQUES 2 -genv FI_PROVIDER tcp -n 4 \
+            "$prefix/libexec/mpich-cx/daps_kernels" --quick --mode $m
+    done
     # off, and processes: nobody runs rank 1's progress; the data is right
     pip_run daps-off 300 "$overlap"' && grep -q "overlapped 0 of 2" <<<"$out"' -pip \
         -n 3 "$work/mpi/daps_overlap" vector 2 compute-ms=100

@@ -55,7 +55,7 @@ static struct {
     MPIDI_PIPI_daps_worker_t world;     /* template of every thread's worker */
     /* pvars: as a worker; as a victim (counted by the workers, in this
      * rank's own progress function) */
-    unsigned long long steps, net_steps, shm_steps, ns, served;
+    unsigned long long steps, net_steps, shm_steps, ns, served, errors;
 } daps;
 static _Thread_local MPIDI_PIPI_daps_worker_t thread_worker;
 
@@ -137,6 +137,21 @@ static int progress_count_sum(void)
  * (strcasestr) faulted. uselocale sets them; once per thread. */
 static _Thread_local bool ctype_ready;
 
+/* A stolen step's progress returned an error. There is no call of the
+ * owner to return it from, so the worker reports it on standard error, and
+ * nobody steals from this rank any more (its own calls meet what remains of
+ * the failure). Counted: cx_daps_errors. */
+static int stolen_step_failed(int mpi_errno)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    MPIR_Err_get_string(mpi_errno, msg, sizeof(msg), NULL);
+    __atomic_store_n(&my_daps.enabled, 0, __ATOMIC_SEQ_CST);
+    if (__atomic_fetch_add(&daps.errors, 1, __ATOMIC_RELAXED) == 0)
+        fprintf(stderr, "MPICH-CX Daps: rank %d's progress, run by an idle local rank, failed; "
+                "its progress is no longer stolen: %s\n", MPIR_Process.rank, msg);
+    return 0;
+}
+
 static int daps_progress(bool net, bool shm)
 {
     MPID_Progress_state st;
@@ -151,7 +166,9 @@ static int daps_progress(bool net, bool shm)
     if (net) {
         MPIDI_progress_state_init(&st);
         st.flag = MPIDI_PROGRESS_NM | MPIDI_PROGRESS_HOOKS;
-        (void) MPIDI_progress_test(&st, 0);     /* errors reach the owner's own calls */
+        int err = MPIDI_progress_test(&st, 0);
+        if (unlikely(err != MPI_SUCCESS))
+            return stolen_step_failed(err);
         if (progress_count_sum() != before)
             r |= MPIDI_PIPI_DAPS_NET;
     }
@@ -159,7 +176,9 @@ static int daps_progress(bool net, bool shm)
     if (!r && shm) {
         MPIDI_progress_state_init(&st);
         st.flag = MPIDI_PROGRESS_SHM;
-        (void) MPIDI_progress_test(&st, 0);
+        int err = MPIDI_progress_test(&st, 0);
+        if (unlikely(err != MPI_SUCCESS))
+            return stolen_step_failed(err);
         if (progress_count_sum() != before)
             r |= MPIDI_PIPI_DAPS_SHM;
     }
@@ -359,6 +378,9 @@ static void register_pvars(void)
          "Daps: nanoseconds this rank spent running other ranks' progress"},
         {"cx_daps_served", &daps.served,
          "Daps: steal steps other ranks ran on this rank's progress"},
+        {"cx_daps_errors", &daps.errors,
+         "Daps: steal steps on this rank whose progress failed (stealing from it stops; "
+         "its own calls report the failure)"},
     };
     if (!registered++)
         MPIDI_PIP_register_counters("CH4_CX_DAPS", pvars, sizeof(pvars) / sizeof(pvars[0]));

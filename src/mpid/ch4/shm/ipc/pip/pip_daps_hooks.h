@@ -9,11 +9,12 @@
 #define PIP_DAPS_HOOKS_H_INCLUDED
 
 #include <stdbool.h>
+#include "mpichcx_daps.h"
 
 /* This rank runs idle peers' progress (between MPI_Init and MPI_Finalize). */
-extern bool MPIDI_PIP_daps_on;
+extern bool MPIDI_PIP_daps_on MPIR_CX_DAPS_HIDDEN;
 /* This rank counts the operations it leaves pending for workers. */
-extern bool MPIDI_PIP_daps_track_on;
+extern bool MPIDI_PIP_daps_track_on MPIR_CX_DAPS_HIDDEN;
 
 /* A blocking call polled in vain: one steal step; true if it progressed. */
 bool MPIDI_PIP_daps_idle(void);
