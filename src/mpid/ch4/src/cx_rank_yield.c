@@ -53,6 +53,17 @@ static void get_own_bits(cpu_bits_t * b)
             b->bits[c / 64] |= 1ULL << (c % 64);
 }
 
+/* Ranks that share this machine's CPUs. MPIR_CVAR_NUM_CLIQUES (or
+ * ODD_EVEN_CLIQUES) and MPIR_CVAR_NOLOCAL split one machine's ranks into
+ * emulated nodes, smaller than the machine (MPICH applies cliques only on a
+ * single machine and means both for one): all ranks count then. */
+static int machine_ranks(void)
+{
+    if (MPIR_CVAR_NOLOCAL || MPIR_pmi_has_local_cliques())
+        return MPIR_Process.size;
+    return MPIR_Process.local_size;
+}
+
 int MPIDI_CX_rank_yield_init(void)
 {
     oversub_mode = cx_oversub_parse(MPIR_CVAR_CH4_CX_RANK_YIELD);
@@ -60,7 +71,7 @@ int MPIDI_CX_rank_yield_init(void)
         return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_RANK_YIELD", MPIR_CVAR_CH4_CX_RANK_YIELD,
                                      CX_OVERSUB_MODES);
     node_cpus = cx_affinity_cpus();
-    MPIDI_CX_rank_yield_on = cx_oversub_yields(oversub_mode, MPIR_Process.local_size, node_cpus);
+    MPIDI_CX_rank_yield_on = cx_oversub_yields(oversub_mode, machine_ranks(), node_cpus);
     return MPI_SUCCESS;
 }
 
@@ -94,7 +105,7 @@ int MPIDI_CX_rank_yield_init_world(void)
     node_cpus = 0;
     for (int w = 0; w < (int) (sizeof(all.bits) / sizeof(all.bits[0])); w++)
         node_cpus += __builtin_popcountll(all.bits[w]);
-    MPIDI_CX_rank_yield_on = cx_oversub_yields(oversub_mode, MPIR_Process.local_size, node_cpus);
+    MPIDI_CX_rank_yield_on = cx_oversub_yields(oversub_mode, machine_ranks(), node_cpus);
 
   fn_exit:
     return mpi_errno;
