@@ -5,6 +5,7 @@
 # idle in MPI, checked before its own next MPI call, over shared memory and
 # over the netmod; off, processes, and more ranks than cores.
 bad_cvar mpi/cvar/bad-daps MPIR_CVAR_CH4_CX_DAPS sometimes "Invalid value 'sometimes' of MPIR_CVAR_CH4_CX_DAPS; valid values: on or off"
+bad_cvar mpi/cvar/bad-daps-away MPIR_CVAR_CH4_CX_DAPS_AWAY_US -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_DAPS_AWAY_US; valid values: 0 to 1000000"
 
 if [ -x "$prefix/bin/mpich-cx-piphost" ] && "$prefix/bin/mpichversion" | grep -q -- --disable-cx-daps; then
     t_result SKIP mpi/daps "MPICH-CX was configured with --disable-cx-daps"

@@ -202,6 +202,12 @@ static int empty_progress(bool net, bool shm)
     return 0;
 }
 
+static unsigned long long fake_ns;
+static unsigned long long fake_clock(void)
+{
+    return fake_ns;
+}
+
 static int test_pick(void)
 {
     static MPIR_CX_daps_guard_t g[3];
@@ -233,6 +239,24 @@ static int test_pick(void)
     for (int i = 0; i < 20; i++)
         (void) MPIDI_PIPI_daps_idle(&w, NULL, NULL);
     CHECK(w.skip_next <= MPIDI_PIPI_DAPS_MAX_SKIP);
+    /* a victim must stay away from MPI for min_away_ns, watched at every
+     * idle poll, before the first step; its entering MPI restarts that */
+    MPIDI_PIPI_daps_worker_t a = {.local = local,.n_local = 1,.rng = 7,
+        .fence = membarrier_fence,.min_away_ns = 1000
+    };
+    unsigned long long ns;
+    r[0].net_avail = 1;
+    fake_ns = 5000;
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == &r[0]);
+    fake_ns += 999;
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.local_fails == 0);
+    g[0].depth = 1;     /* the owner enters MPI: watching starts again */
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
+    g[0].depth = 0;
+    fake_ns += 1;
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == &r[0]);
+    fake_ns += 1000;
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == 0);      /* away long enough: a step */
     /* no peers at all */
     MPIDI_PIPI_daps_worker_t none = {.rng = 1,.fence = membarrier_fence };
     CHECK(MPIDI_PIPI_daps_pick(&none, &rem) == NULL);

@@ -42,6 +42,20 @@ cvars:
         cannot be done safely (a netmod or libfabric provider whose progress
         was not audited for calls from another rank's thread).
 
+    - name        : MPIR_CVAR_CH4_CX_DAPS_AWAY_US
+      category    : CH4_CX_DAPS
+      type        : int
+      default     : 50
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Daps: how long, in microseconds, a local rank must stay outside MPI
+        with operations pending before an idle rank runs its progress (0 to
+        1000000). A rank between the calls of a communication loop is not
+        computing, and running its progress there only makes it wait at its
+        next call. 0: at once.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -76,6 +90,9 @@ int MPIDI_PIP_daps_init_local(void)
         daps.requested = 0;
     if (daps.requested < 0)
         return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_DAPS", MPIR_CVAR_CH4_CX_DAPS, "on or off");
+    if (MPIR_CVAR_CH4_CX_DAPS_AWAY_US < 0 || MPIR_CVAR_CH4_CX_DAPS_AWAY_US > 1000000)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_DAPS_AWAY_US",
+                                         MPIR_CVAR_CH4_CX_DAPS_AWAY_US, "0 to 1000000");
 #ifndef MPIDI_CX_DAPS
     if (daps.requested && getenv("MPIR_CVAR_CH4_CX_DAPS"))
         return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_DAPS", MPIR_CVAR_CH4_CX_DAPS,
@@ -280,6 +297,7 @@ int MPIDI_PIP_daps_init_world(const uintptr_t * peers)
             w->remote[w->n_remote++] = p;
     }
     w->fence = membarrier_fence;
+    w->min_away_ns = MPIR_CVAR_CH4_CX_DAPS_AWAY_US * 1000ULL;
     w->rng = 2463534242u + 2654435761u * (unsigned) (MPIR_Process.local_rank + 1);
     if (!w->rng)
         w->rng = 1;

@@ -54,6 +54,14 @@ typedef struct {
     unsigned local_fails;
     unsigned skip, skip_next;   /* idle polls to skip; the next skip */
     void (*fence)(void);        /* membarrier: orders every thread's stores */
+    /* A victim must have been seen outside MPI, with work posted, for this
+     * long before the first step (0: at once). A rank between two calls of
+     * a communication loop is not computing, and a step there (a
+     * membarrier, then the owner waiting at its next entry) only slows it. */
+    unsigned long long min_away_ns;
+    MPIDI_PIPI_daps_rank_t *cand;       /* the victim being watched */
+    bool cand_remote;
+    unsigned long long cand_since;      /* when it was first seen eligible */
 } MPIDI_PIPI_daps_worker_t;
 
 static inline unsigned MPIDI_PIPI_daps_rand(unsigned *rng)
@@ -119,8 +127,11 @@ static inline MPIDI_PIPI_daps_rank_t *MPIDI_PIPI_daps_pick(MPIDI_PIPI_daps_worke
 }
 
 /* One idle poll of a worker: -1 if it ran no step (no victim available,
- * or skipping after empty steps), else the bits of what progressed. clock
- * (may be NULL) times the step into *ns. */
+ * one not away from MPI long enough, or skipping after empty steps), else the
+ * bits of what progressed. clock (may be NULL: no waiting period) gives
+ * nanoseconds; *ns receives the step's time. A worker keeps watching the
+ * victim it found eligible until it is not: it must stay eligible (outside
+ * MPI) at every idle poll for min_away_ns before the first step. */
 static inline int MPIDI_PIPI_daps_idle(MPIDI_PIPI_daps_worker_t * w,
                                        unsigned long long (*clock)(void), unsigned long long *ns)
 {
@@ -129,10 +140,24 @@ static inline int MPIDI_PIPI_daps_idle(MPIDI_PIPI_daps_worker_t * w,
         return -1;
     }
     bool remote;
-    MPIDI_PIPI_daps_rank_t *v = MPIDI_PIPI_daps_pick(w, &remote);
+    MPIDI_PIPI_daps_rank_t *v;
+    if (w->cand && MPIDI_PIPI_daps_eligible(w->cand)) {
+        v = w->cand;
+        remote = w->cand_remote;
+    } else {
+        w->cand = NULL;
+        v = MPIDI_PIPI_daps_pick(w, &remote);
+    }
     int r = -1;
     if (v && MPIDI_PIPI_daps_eligible(v)) {
         unsigned long long t0 = clock ? clock() : 0;
+        if (w->cand != v) {
+            w->cand = v;
+            w->cand_remote = remote;
+            w->cand_since = t0;
+        }
+        if (clock && t0 - w->cand_since < w->min_away_ns)
+            return -1;  /* watching: not a failure */
         r = MPIDI_PIPI_daps_try(v, w->fence);
         if (clock && r >= 0)
             *ns = clock() - t0;
