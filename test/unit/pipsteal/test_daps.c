@@ -242,21 +242,40 @@ static int test_pick(void)
     /* a victim must stay away from MPI for min_away_ns, watched at every
      * idle poll, before the first step; its entering MPI restarts that */
     MPIDI_PIPI_daps_worker_t a = {.local = local,.n_local = 1,.rng = 7,
-        .fence = membarrier_fence,.min_away_ns = 1000
+        .fence = membarrier_fence,.min_away_ns = 1000,.look_ns = 200
     };
     unsigned long long ns;
     r[0].net_avail = 1;
     fake_ns = 5000;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == &r[0]);
-    fake_ns += 999;
+    fake_ns += 100;     /* no look due */
+    g[0].depth = 1;
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == &r[0]);
+    g[0].depth = 0;
+    fake_ns += 899;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.local_fails == 0);
+    fake_ns += 200;
     g[0].depth = 1;     /* the owner enters MPI: watching starts again */
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
     g[0].depth = 0;
-    fake_ns += 1;
+    fake_ns += 200;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == &r[0]);
-    fake_ns += 1000;
+    fake_ns += 999;
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1);
+    fake_ns += 1;
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1);     /* look not due */
+    fake_ns += 200;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == 0);      /* away long enough: a step */
+    /* a look every look_polls + 1 idle polls only */
+    a.look_polls = 2;
+    fake_ns += 10000;
+    g[0].depth = 1;
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
+    g[0].depth = 0;
+    fake_ns += 10000;
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
+    CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == &r[0]);
     /* no peers at all */
     MPIDI_PIPI_daps_worker_t none = {.rng = 1,.fence = membarrier_fence };
     CHECK(MPIDI_PIPI_daps_pick(&none, &rem) == NULL);

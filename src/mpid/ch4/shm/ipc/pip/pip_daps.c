@@ -229,8 +229,10 @@ static void daps_start(void)
      * blocked on it while holding its own would deadlock against a worker of
      * ours doing the same (MPICH's VCI lock has no try-lock entry into
      * progress yet). */
-    if (MPIR_ThreadInfo.isThreaded)
+    if (MPIR_ThreadInfo.isThreaded) {
+        MPIDI_PIP_daps_track_on = false;        /* nobody reads the counters */
         return;
+    }
     MPIR_CX_daps_guard.on = 1;
     __atomic_store_n(&my_daps.enabled, 1, __ATOMIC_SEQ_CST);
 }
@@ -298,6 +300,8 @@ int MPIDI_PIP_daps_init_world(const uintptr_t * peers)
     }
     w->fence = membarrier_fence;
     w->min_away_ns = MPIR_CVAR_CH4_CX_DAPS_AWAY_US * 1000ULL;
+    w->look_ns = w->min_away_ns / 5;    /* five looks at least before a step */
+    w->look_polls = 15;
     w->rng = 2463534242u + 2654435761u * (unsigned) (MPIR_Process.local_rank + 1);
     if (!w->rng)
         w->rng = 1;
@@ -315,7 +319,7 @@ int MPIDI_PIP_daps_init_world(const uintptr_t * peers)
 const char *MPIDI_PIP_daps_describe(void)
 {
     static char buf[200];
-    if (MPIDI_PIP_daps_track_on)
+    if (MPIDI_PIP_daps_on || MPIDI_PIP_daps_track_on)
         return ", progress stealing";
     if (daps.off_reason) {
         snprintf(buf, sizeof(buf), ", no progress stealing (%s)", daps.off_reason);
@@ -356,30 +360,39 @@ bool MPIDI_PIP_daps_idle(void)
 
 /* A nonblocking operation still incomplete after its issue: workers have
  * something to progress here until it completes (request free hook). */
+/* Only this rank's MPI code changes its counters: the owner's calls, or a
+ * worker running its progress, never both at once (the guard), so a plain
+ * load and store do, without a locked instruction; workers only read them. */
+static inline void avail_add(long *counter, long delta)
+{
+    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + delta, __ATOMIC_RELAXED);
+}
+
 void MPIDI_PIP_daps_posted(MPIR_Request * req, int kind)
 {
     req->dev.cx_daps = kind;
     if (kind & MPIDI_PIPI_DAPS_NET)
-        __atomic_fetch_add(&my_daps.net_avail, 1, __ATOMIC_RELAXED);
+        avail_add(&my_daps.net_avail, 1);
     if (kind & MPIDI_PIPI_DAPS_SHM)
-        __atomic_fetch_add(&my_daps.shm_avail, 1, __ATOMIC_RELAXED);
+        avail_add(&my_daps.shm_avail, 1);
 }
 
 void MPIDI_PIP_daps_untrack(MPIR_Request * req)
 {
-    int kind = __atomic_exchange_n(&req->dev.cx_daps, 0, __ATOMIC_RELAXED);
+    int kind = req->dev.cx_daps;
+    req->dev.cx_daps = 0;
     if (kind & MPIDI_PIPI_DAPS_NET)
-        __atomic_fetch_sub(&my_daps.net_avail, 1, __ATOMIC_RELAXED);
+        avail_add(&my_daps.net_avail, -1);
     if (kind & MPIDI_PIPI_DAPS_SHM)
-        __atomic_fetch_sub(&my_daps.shm_avail, 1, __ATOMIC_RELAXED);
+        avail_add(&my_daps.shm_avail, -1);
 }
 
 /* A window with memory: other ranks' RMA may need this rank's progress
  * (active messages) for its whole life; the target cannot know when. */
 void MPIDI_PIP_daps_window(int delta)
 {
-    __atomic_fetch_add(&my_daps.net_avail, delta, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&my_daps.shm_avail, delta, __ATOMIC_RELAXED);
+    avail_add(&my_daps.net_avail, delta);
+    avail_add(&my_daps.shm_avail, delta);
 }
 
 static void register_pvars(void)

@@ -59,6 +59,13 @@ typedef struct {
      * a communication loop is not computing, and a step there (a
      * membarrier, then the owner waiting at its next entry) only slows it. */
     unsigned long long min_away_ns;
+    /* Peers are looked at once per look_ns at most (0: every idle poll): a
+     * look reads cache lines the owner writes in every MPI call, and each
+     * costs the owner a miss there (ping-pong latency rose by a third). */
+    unsigned long long look_ns, last_look;
+    /* and only every look_polls + 1 idle polls: reading the clock on every
+     * one delayed the worker's own receives */
+    unsigned look_polls, polls_left;
     MPIDI_PIPI_daps_rank_t *cand;       /* the victim being watched */
     bool cand_remote;
     unsigned long long cand_since;      /* when it was first seen eligible */
@@ -127,17 +134,30 @@ static inline MPIDI_PIPI_daps_rank_t *MPIDI_PIPI_daps_pick(MPIDI_PIPI_daps_worke
 }
 
 /* One idle poll of a worker: -1 if it ran no step (no victim available,
- * one not away from MPI long enough, or skipping after empty steps), else the
+ * one not away from MPI long enough, no look due, or skipping after empty
+ * steps), else the
  * bits of what progressed. clock (may be NULL: no waiting period) gives
  * nanoseconds; *ns receives the step's time. A worker keeps watching the
  * victim it found eligible until it is not: it must stay eligible (outside
- * MPI) at every idle poll for min_away_ns before the first step. */
+ * MPI) at every look for min_away_ns before the first step. */
 static inline int MPIDI_PIPI_daps_idle(MPIDI_PIPI_daps_worker_t * w,
                                        unsigned long long (*clock)(void), unsigned long long *ns)
 {
     if (w->skip) {
         w->skip--;
         return -1;
+    }
+    unsigned long long t0 = 0;
+    if (clock) {
+        if (w->polls_left) {
+            w->polls_left--;
+            return -1;
+        }
+        w->polls_left = w->look_polls;
+        t0 = clock();
+        if (t0 - w->last_look < w->look_ns)
+            return -1;
+        w->last_look = t0;
     }
     bool remote;
     MPIDI_PIPI_daps_rank_t *v;
@@ -150,7 +170,6 @@ static inline int MPIDI_PIPI_daps_idle(MPIDI_PIPI_daps_worker_t * w,
     }
     int r = -1;
     if (v && MPIDI_PIPI_daps_eligible(v)) {
-        unsigned long long t0 = clock ? clock() : 0;
         if (w->cand != v) {
             w->cand = v;
             w->cand_remote = remote;
