@@ -358,8 +358,6 @@ bool MPIDI_PIP_daps_idle(void)
     return r > 0;
 }
 
-/* A nonblocking operation still incomplete after its issue: workers have
- * something to progress here until it completes (request free hook). */
 /* Only this rank's MPI code changes its counters: the owner's calls, or a
  * worker running its progress, never both at once (the guard), so a plain
  * load and store do, without a locked instruction; workers only read them. */
@@ -368,6 +366,8 @@ static inline void avail_add(long *counter, long delta)
     __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + delta, __ATOMIC_RELAXED);
 }
 
+/* A nonblocking operation still incomplete after its issue: workers have
+ * something to progress here until it completes (request free hook). */
 void MPIDI_PIP_daps_posted(MPIR_Request * req, int kind)
 {
     req->dev.cx_daps = kind;

@@ -135,11 +135,11 @@ static inline MPIDI_PIPI_daps_rank_t *MPIDI_PIPI_daps_pick(MPIDI_PIPI_daps_worke
 
 /* One idle poll of a worker: -1 if it ran no step (no victim available,
  * one not away from MPI long enough, no look due, or skipping after empty
- * steps), else the
- * bits of what progressed. clock (may be NULL: no waiting period) gives
- * nanoseconds; *ns receives the step's time. A worker keeps watching the
- * victim it found eligible until it is not: it must stay eligible (outside
- * MPI) at every look for min_away_ns before the first step. */
+ * steps), else the bits of what progressed. clock (may be NULL: no looks
+ * spacing, no waiting period) gives nanoseconds; *ns receives the step's
+ * time. A worker keeps watching the victim it found eligible until it is
+ * not: it must stay eligible (outside MPI) at every look for min_away_ns
+ * before the first step. */
 static inline int MPIDI_PIPI_daps_idle(MPIDI_PIPI_daps_worker_t * w,
                                        unsigned long long (*clock)(void), unsigned long long *ns)
 {
