@@ -271,6 +271,33 @@ void bench_row(const bench_opts_t * o, const char *bcase, long x, const char *me
     fflush(stdout);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+double bench_median(double *values, int n)
+{
+    qsort(values, n, sizeof(double), cmp_double);
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+static volatile double compute_sink;
+
+void bench_compute(double ms, int busy)
+{
+    if (!busy) {
+        usleep((useconds_t) (ms * 1000));
+        return;
+    }
+    double end = MPI_Wtime() + ms * 1e-3, x = 1;
+    while (MPI_Wtime() < end)
+        for (int i = 0; i < 1000; i++)
+            x = x * 1.0000001 + 1e-9;
+    compute_sink = x;
+}
+
 void *bench_alloc(size_t bytes)
 {
     void *p = NULL;

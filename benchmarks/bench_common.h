@@ -67,6 +67,13 @@ long long bench_counters_stop(void);
 /* A buffer of `bytes` bytes, page aligned, touched. */
 void *bench_alloc(size_t bytes);
 
+/* The median of n values (sorts them in place). */
+double bench_median(double *values, int n);
+
+/* Computation outside MPI for ms milliseconds: a sleep (needs no core), or
+ * with busy a loop of floating-point work (needs a core of its own). */
+void bench_compute(double ms, int busy);
+
 /* Threads: run fn(ctx) on o->threads threads (thread 0 is the caller) and
  * return when all are done. Each context gets its index, a communicator and a
  * tag that keep its traffic apart from the other threads' (--comm-per-thread:

@@ -31,30 +31,9 @@
 #define STRIDE 64
 
 static int compute_ms = 200;
-static volatile double sink;
-
 static double now(void)
 {
     return MPI_Wtime();
-}
-
-static void compute(int ms, int busy)
-{
-    if (!busy) {
-        usleep(ms * 1000);
-        return;
-    }
-    double end = now() + ms * 1e-3, x = 1;
-    while (now() < end)
-        for (int i = 0; i < 1000; i++)
-            x = x * 1.0000001 + 1e-9;
-    sink = x;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return x < y ? -1 : x > y;
 }
 
 /* One transfer, rank 1 computing ms in the middle; rank 1's time (s), and
@@ -84,7 +63,7 @@ static double one(const bench_opts_t * o, int rma, int busy, long bytes, int ms,
             MPI_Irecv(buf, 1, vec, 0, 0, MPI_COMM_WORLD, &r);
         if (ms) {
             double c0 = now();
-            compute(ms, busy);
+            bench_compute(ms, busy);
             *tc = now() - c0;
         }
         MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -96,12 +75,6 @@ static double one(const bench_opts_t * o, int rma, int busy, long bytes, int ms,
         MPI_Barrier(MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     return t;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, n, sizeof(double), cmp_double);
-    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
 /* Median of rank 1's times; in *exposed the median of what the transfer
@@ -118,8 +91,8 @@ static double median_of(const bench_opts_t * o, int rma, int busy, long bytes, i
         t[i] = one(o, rma, busy, bytes, ms, buf, vec, origin, target, win, &tc);
         e[i] = t[i] - tc;
     }
-    *exposed = median(e, n);
-    return median(t, n);
+    *exposed = bench_median(e, n);
+    return bench_median(t, n);
 }
 
 int main(int argc, char **argv)

@@ -8,11 +8,12 @@
  * a -busy mode, a busy loop (needs a core per rank). Ranks are given unequal
  * work (even ranks twice the odd ranks' computation), so some wait in MPI
  * while others compute: the waiting ones are Daps workers. --mode:
- *   two-stage  a BSPMM-like kernel on a window per rank of --blocks blocks,
- *              each a cube of SIDE^3 doubles inside a (SIDE+2)^3 array (a
- *              strided subarray target type; contiguous origin). Stage 1:
- *              --tasks1 tasks of MPI_Get + compute DAPS_KERNEL_COMPUTE_MS +
- *              MPI_Accumulate(SUM) + flush; stage 2: --tasks2 tasks of the
+ *   two-stage  a BSPMM-like kernel on a window per rank of
+ *              DAPS_KERNEL_BLOCKS (4) blocks, each a cube of SIDE^3 doubles
+ *              inside a (SIDE+2)^3 array (a strided subarray target type;
+ *              contiguous origin). Stage 1: DAPS_KERNEL_TASKS1 (8) tasks of
+ *              MPI_Get + compute DAPS_KERNEL_COMPUTE_MS (20) + MPI_Accumulate
+ *              (SUM) + flush; stage 2: DAPS_KERNEL_TASKS2 (64) tasks of the
  *              same with no computation (communication-heavy). SIDE: --sizes,
  *              default 32. The accumulated sums are checked.
  *   stencil    a 2-D 5-point stencil on a Cartesian grid of ranks, local
@@ -34,39 +35,12 @@
 static int compute_ms = 20;
 static int busy;
 static double in_mpi;           /* seconds inside MPI calls this iteration */
-static volatile double sink;
-
 #define TIMED(call) do { double t0_ = MPI_Wtime(); call; in_mpi += MPI_Wtime() - t0_; } while (0)
-
-static void compute(double ms)
-{
-    if (!busy) {
-        usleep((useconds_t) (ms * 1000));
-        return;
-    }
-    double end = MPI_Wtime() + ms * 1e-3, x = 1;
-    while (MPI_Wtime() < end)
-        for (int i = 0; i < 1000; i++)
-            x = x * 1.0000001 + 1e-9;
-    sink = x;
-}
 
 /* Even ranks compute twice as long as odd ones. */
 static double my_share(const bench_opts_t * o, double ms)
 {
     return o->rank % 2 ? ms / 2 : ms;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, n, sizeof(double), cmp_double);
-    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
 /* --- two-stage ----------------------------------------------------------- */
@@ -93,7 +67,7 @@ static void stage(const bench_opts_t * o, int ntasks, double ms, double *origin,
         TIMED(MPI_Get(scratch, (int) n, MPI_DOUBLE, g, disp, 1, block, win));
         TIMED(MPI_Win_flush(g, win));
         if (ms > 0)
-            compute(ms);
+            bench_compute(ms, busy);
         TIMED(MPI_Accumulate(origin, (int) n, MPI_DOUBLE, a, disp, 1, block, MPI_SUM, win));
         TIMED(MPI_Win_flush(a, win));
     }
@@ -173,10 +147,10 @@ static void two_stage(const bench_opts_t * o, const char *bcase, int side)
     free(origin);
     free(scratch);
     int k = o->iters;
-    bench_row(o, bcase, side, "time", median(t, k) * 1e6, "us");
-    bench_row(o, bcase, side, "comm_time", median(c, k) * 1e6, "us");
-    bench_row(o, bcase, side, "stage1_time", median(t1, k) * 1e6, "us");
-    bench_row(o, bcase, side, "stage2_time", median(t2, k) * 1e6, "us");
+    bench_row(o, bcase, side, "time", bench_median(t, k) * 1e6, "us");
+    bench_row(o, bcase, side, "comm_time", bench_median(c, k) * 1e6, "us");
+    bench_row(o, bcase, side, "stage1_time", bench_median(t1, k) * 1e6, "us");
+    bench_row(o, bcase, side, "stage2_time", bench_median(t2, k) * 1e6, "us");
 }
 
 /* --- stencil -------------------------------------------------------------- */
@@ -222,7 +196,7 @@ static void stencil(const bench_opts_t * o, const char *bcase, int side)
         TIMED(MPI_Isend(&AT(1, 1), side, MPI_DOUBLE, up, 1, cart, &rq[5]));
         TIMED(MPI_Isend(&AT(1, side), 1, column, right, 2, cart, &rq[6]));
         TIMED(MPI_Isend(&AT(1, 1), 1, column, left, 3, cart, &rq[7]));
-        compute(my_share(o, compute_ms));       /* the interior */
+        bench_compute(my_share(o, compute_ms), busy);   /* the interior */
         TIMED(MPI_Waitall(8, rq, MPI_STATUSES_IGNORE));
         double mine = MPI_Wtime() - t0, all, comm;
         int nb[4] = { up, down, left, right };
@@ -248,8 +222,8 @@ static void stencil(const bench_opts_t * o, const char *bcase, int side)
     MPI_Type_free(&column);
     MPI_Comm_free(&cart);
     free(g);
-    bench_row(o, bcase, side, "time", median(t, o->iters) * 1e6, "us");
-    bench_row(o, bcase, side, "comm_time", median(c, o->iters) * 1e6, "us");
+    bench_row(o, bcase, side, "time", bench_median(t, o->iters) * 1e6, "us");
+    bench_row(o, bcase, side, "comm_time", bench_median(c, o->iters) * 1e6, "us");
 }
 
 static int env_int(const char *name, int dflt, int min)

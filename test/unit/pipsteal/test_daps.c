@@ -240,7 +240,8 @@ static int test_pick(void)
         (void) MPIDI_PIPI_daps_idle(&w, NULL, NULL);
     CHECK(w.skip_next <= MPIDI_PIPI_DAPS_MAX_SKIP);
     /* a victim must stay away from MPI for min_away_ns, watched at every
-     * idle poll, before the first step; its entering MPI restarts that */
+     * look (at most one per look_ns), before the first step; its being seen
+     * inside MPI restarts that */
     MPIDI_PIPI_daps_worker_t a = {.local = local,.n_local = 1,.rng = 7,
         .fence = membarrier_fence,.min_away_ns = 1000,.look_ns = 200
     };
