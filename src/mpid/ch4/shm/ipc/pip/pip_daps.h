@@ -61,7 +61,7 @@ typedef struct {
     unsigned long long min_away_ns;
     /* Peers are looked at once per look_ns at most (0: every idle poll): a
      * look reads cache lines the owner writes in every MPI call, and each
-     * costs the owner a miss there (ping-pong latency rose by a third). */
+     * costs the owner a cache miss there. */
     unsigned long long look_ns, last_look;
     /* and only every look_polls + 1 idle polls: reading the clock on every
      * one delayed the worker's own receives */
