@@ -17,6 +17,8 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     }
     ok='[ $rc = 0 ] && grep -qx "No Errors" <<<"$out"'
     pip_run basic 120 "$ok" -pip -n 2 "$work/mpi/pip_basic"
+    # threads started and ended in a loop, each receiving by single copy
+    pip_run thread-loop 300 "$ok" -pip -n 2 "$work/mpi/pip_thread_loop"
     # tasks that outnumber their cores yield too (threads of one host)
     pip_run rank-yield 120 "$ok" -pip -n $(( $(nproc) + 2 )) "$work/mpi/rank_yield" yield 1000 4
     t_run mpi/pip/env-var-4 120 bash -c 'out=$(HYDRA_PIP=1 "$@" 2>&1); echo "$out"
