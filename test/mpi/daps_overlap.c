@@ -12,10 +12,13 @@
  * MODE: contig (4 MiB, PiP single copy or rendezvous), vector (char,
  * blocklength 1, stride 64: a packed receive), acc (MPI_Accumulate of
  * doubles into a strided target type: active messages, then flush).
- * multiple: MPI_THREAD_MULTIPLE (a victim whose VCI locks work), and rank 1
- * waits in a second thread on a message rank 0 sends after the transfer.
- * Prints "overlapped N of M" and "No Errors" when the data is right (and,
- * with expect-overlap, every iteration overlapped).
+ * multiple: MPI_THREAD_MULTIPLE, and rank 1 waits in a second thread on a
+ * message rank 0 sends after the transfer (a thread of its own inside MPI:
+ * the rank progresses itself, nobody steals).
+ * threads=N (contig, vector): MPI_THREAD_MULTIPLE, and N threads of rank 1
+ * each post their own receive and compute; rank 0 sends N messages.
+ * Prints "overlapped N of M" (M: iterations times threads) and "No Errors"
+ * when the data is right (and, with expect-overlap, all M overlapped).
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -36,6 +39,33 @@ static unsigned char pattern(long i, int iter)
     return (unsigned char) (i * 7 + iter * 13 + 1);
 }
 
+/* One receiving thread of rank 1: post, compute, look, wait. */
+typedef struct {
+    pthread_t th;
+    int t, nthreads, it, compute_ms, vector, overlapped;
+    long count, span;
+    MPI_Datatype type;
+    unsigned char *buf;
+} receiver_t;
+
+static void receive_while_computing(receiver_t * r)
+{
+    MPI_Request req;
+    memset(r->buf, 0, r->span);
+    MPI_Irecv(r->buf, r->count, r->type, 0, r->it * r->nthreads + r->t, MPI_COMM_WORLD, &req);
+    usleep(r->compute_ms * 1000);       /* computing: no MPI call */
+    /* before any MPI call of ours: did someone progress us? */
+    long last = r->vector ? r->span - VECTOR_STRIDE : r->span - 1;
+    r->overlapped += r->buf[0] == pattern(0, r->it) && r->buf[last] == pattern(last, r->it);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
+static void *receiver_main(void *arg)
+{
+    receive_while_computing(arg);
+    return NULL;
+}
+
 static void *late_receiver(void *arg)
 {
     int v = 0;
@@ -46,11 +76,15 @@ static void *late_receiver(void *arg)
 
 int main(int argc, char **argv)
 {
-    int rank, size, provided, multiple = 0;
-    for (int i = 1; i < argc; i++)
+    int rank, size, provided, multiple = 0, nthreads = 1;
+    for (int i = 1; i < argc; i++) {
         multiple |= !strcmp(argv[i], "multiple");
-    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
-    if (multiple && provided != MPI_THREAD_MULTIPLE) {
+        if (!strncmp(argv[i], "threads=", 8))
+            nthreads = atoi(argv[i] + 8);
+    }
+    int want = multiple || nthreads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, want, &provided);
+    if (provided < want) {
         printf("MPI_THREAD_MULTIPLE not provided\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -71,12 +105,12 @@ int main(int argc, char **argv)
             compute_ms = atoi(argv[i] + 11);
         else if (!strncmp(argv[i], "acc-mib=", 8))
             acc_doubles = atol(argv[i] + 8) << 17;
-        else if (strcmp(argv[i], "multiple"))
+        else if (strcmp(argv[i], "multiple") && strncmp(argv[i], "threads=", 8))
             MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int contig = !strcmp(mode, "contig"), vector = !strcmp(mode, "vector");
     int acc = !strcmp(mode, "acc");
-    if (!contig && !vector && !acc)
+    if ((!contig && !vector && !acc) || nthreads < 1 || nthreads > 64 || (acc && nthreads > 1))
         MPI_Abort(MPI_COMM_WORLD, 2);
 
     MPI_Datatype type = MPI_BYTE;
@@ -98,12 +132,16 @@ int main(int argc, char **argv)
         if (rank == 1)
             memset(winbuf, 0, 2 * acc_doubles * sizeof(double));
     }
-    unsigned char *buf = malloc(span);
+    unsigned char *buf = malloc(span * nthreads);
     double *origin = malloc(acc_doubles * sizeof(double));
     for (long i = 0; i < acc_doubles; i++)
         origin[i] = 1.0;
     int overlapped = 0;
     double t_wait = 0;
+    receiver_t recv[64];
+    for (int t = 0; t < nthreads; t++)
+        recv[t] = (receiver_t) {.t = t,.nthreads = nthreads,.compute_ms = compute_ms,
+            .vector = vector,.count = count,.span = span,.type = type,.buf = buf + t * span};
 
     if (acc)
         MPI_Win_lock_all(0, win);
@@ -121,26 +159,23 @@ int main(int argc, char **argv)
             } else {
                 for (long i = 0; i < span; i++)
                     buf[i] = pattern(i, it);
-                MPI_Send(buf, count, type, 1, it, MPI_COMM_WORLD);
+                for (int t = 0; t < nthreads; t++)
+                    MPI_Send(buf, count, type, 1, it * nthreads + t, MPI_COMM_WORLD);
             }
             t_wait += MPI_Wtime() - t0;
-        } else if (rank == 1) {
-            MPI_Request req = MPI_REQUEST_NULL;
-            if (!acc) {
-                memset(buf, 0, span);
-                MPI_Irecv(buf, count, type, 0, it, MPI_COMM_WORLD, &req);
-            }
+        } else if (rank == 1 && acc) {
             usleep(compute_ms * 1000);  /* computing: no MPI call */
             /* before any MPI call of ours: did someone progress us? */
-            int done = 1;
-            if (acc) {
-                done = winbuf[0] == it + 1.0 && winbuf[2 * (acc_doubles - 1)] == it + 1.0;
-            } else {
-                long last = vector ? span - VECTOR_STRIDE : span - 1;
-                done = buf[0] == pattern(0, it) && buf[last] == pattern(last, it);
-            }
-            overlapped += done;
-            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            overlapped += winbuf[0] == it + 1.0 && winbuf[2 * (acc_doubles - 1)] == it + 1.0;
+        } else if (rank == 1) {
+            for (int t = 0; t < nthreads; t++)
+                recv[t].it = it;
+            if (nthreads == 1)
+                receive_while_computing(&recv[0]);
+            for (int t = 0; t < nthreads && nthreads > 1; t++)
+                pthread_create(&recv[t].th, NULL, receiver_main, &recv[t]);
+            for (int t = 0; t < nthreads && nthreads > 1; t++)
+                pthread_join(recv[t].th, NULL);
         }
         MPI_Barrier(MPI_COMM_WORLD);    /* the others: workers, idle in MPI */
         if (rank == 1) {        /* rank 0's flush is done too */
@@ -151,8 +186,8 @@ int main(int argc, char **argv)
                         fprintf(stderr, "iteration %d: window[%ld] = %g\n", it, i, winbuf[i]);
             } else {
                 long step = vector ? VECTOR_STRIDE : 1;
-                for (long i = 0; i < span; i += step)
-                    if (buf[i] != pattern(i, it) && errs++ < 5)
+                for (long i = 0; i < span * nthreads; i += step)
+                    if (buf[i] != pattern(i % span, it) && errs++ < 5)
                         fprintf(stderr, "iteration %d: byte %ld = %d\n", it, i, buf[i]);
             }
         }
@@ -170,6 +205,8 @@ int main(int argc, char **argv)
         }
     }
 
+    for (int t = 0; t < nthreads; t++)
+        overlapped += recv[t].overlapped;
     double w = t_wait;
     MPI_Bcast(&overlapped, 1, MPI_INT, 1, MPI_COMM_WORLD);
     MPI_Bcast(&w, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -177,8 +214,9 @@ int main(int argc, char **argv)
     MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("mode %s: overlapped %d of %d, rank 0 waited %.1f ms per operation "
-               "(rank 1 computed %d ms)\n", mode, overlapped, iters, w * 1e3 / iters, compute_ms);
-        if (expect && overlapped != iters) {
+               "(rank 1 computed %d ms)\n", mode, overlapped, iters * nthreads,
+               w * 1e3 / iters / nthreads, compute_ms);
+        if (expect && overlapped != iters * nthreads) {
             printf("expected every operation done while rank 1 computed\n");
             all++;
         }

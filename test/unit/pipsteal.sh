@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
 work=${T_WORKDIR:-/tmp/cx-pipsteal-tests}
 tests=(segments alone steal waiter shared-waiter reduce window victims stream)
-daps_tests=(exclusion nested disable pick)
+daps_tests=(exclusion nested disable pick threads)
 
 # VARIANT CFLAGS
 for v in "normal|-O2 -g -Wall -Wextra -std=c11" \

@@ -12,6 +12,9 @@
  *   disable    after MPIDI_PIPI_daps_disable no worker runs the progress
  *   pick       victim choice: own NUMA node first, another after
  *              MPIDI_PIPI_DAPS_LOCAL_TRIES failures; backoff after empty steps
+ *   threads    an owner with MPI threads (more than the guard has own
+ *              slots): no worker runs its progress while any of its threads
+ *              is inside, so the lock its progress takes is always free
  */
 #define _GNU_SOURCE
 #include "pip_daps.h"
@@ -26,6 +29,7 @@
 #include <unistd.h>
 
 MPIR_CX_daps_guard_t MPIR_CX_daps_guard;
+__thread int MPIR_CX_daps_slot;
 void (*MPIR_CX_daps_start)(void);
 void (*MPIR_CX_daps_stop)(void);
 
@@ -135,7 +139,7 @@ static int test_exclusion(int nested)
     CHECK(total == progressed);
     /* no step lost to an overlap */
     CHECK(state == own + progressed * (nested ? 2 : 1));
-    CHECK(guard.depth == 0 && guard.worker == 0);
+    CHECK(!MPIR_CX_daps_owner_inside(&guard) && guard.worker == 0);
     CHECK(progressed > 0);      /* workers did get in while the owner computed */
     printf("owner sections %ld, worker steps %ld\n", own, progressed);
     return 0;
@@ -195,6 +199,87 @@ static int test_disable(void)
     return 0;
 }
 
+/* An owner with MPI threads: each thread enters (nested, like the handle
+ * allocator inside a call), takes the rank's lock (a VCI lock) and changes
+ * the rank's state; the workers' progress takes the same lock and must
+ * always find it free, with no owner thread inside. */
+#define OWNER_THREADS (MPIR_CX_DAPS_SLOTS + 4)  /* some share the last slot */
+static pthread_mutex_t rank_lock = PTHREAD_MUTEX_INITIALIZER;
+static int owners_inside;
+
+static int locking_progress(bool net, bool shm)
+{
+    (void) net;
+    (void) shm;
+    CHECK(__atomic_load_n(&owners_inside, __ATOMIC_SEQ_CST) == 0);
+    CHECK(pthread_mutex_trylock(&rank_lock) == 0);
+    state++;
+    pthread_mutex_unlock(&rank_lock);
+    __atomic_fetch_add(&progressed, 1, __ATOMIC_RELAXED);
+    return MPIDI_PIPI_DAPS_NET;
+}
+
+static void *owner_thread_main(void *arg)
+{
+    long *own = arg;
+    for (int r = 0; r < 2000; r++) {
+        MPIR_CX_daps_enter(&guard);
+        __atomic_fetch_add(&owners_inside, 1, __ATOMIC_SEQ_CST);
+        MPIR_CX_daps_enter(&guard);
+        pthread_mutex_lock(&rank_lock);
+        state++;
+        (*own)++;
+        pthread_mutex_unlock(&rank_lock);
+        MPIR_CX_daps_exit(&guard);
+        __atomic_fetch_sub(&owners_inside, 1, __ATOMIC_SEQ_CST);
+        MPIR_CX_daps_exit(&guard);
+        if (r % 64 == 0)
+            usleep(200);        /* computing: workers get in when all do */
+    }
+    return NULL;
+}
+
+static int test_threads(void)
+{
+    setup();
+    guard.on = MPIR_CX_DAPS_THREADS;
+    victim.progress = locking_progress;
+    long ran[3] = { 0, 0, 0 }, own[OWNER_THREADS] = { 0 };
+    pthread_t w[3], o[OWNER_THREADS];
+    for (int i = 0; i < 3; i++)
+        CHECK(pthread_create(&w[i], NULL, worker_main, &ran[i]) == 0);
+    for (int i = 0; i < OWNER_THREADS; i++)
+        CHECK(pthread_create(&o[i], NULL, owner_thread_main, &own[i]) == 0);
+    long owned = 0;
+    for (int i = 0; i < OWNER_THREADS; i++) {
+        pthread_join(o[i], NULL);
+        owned += own[i];
+    }
+    /* all owner threads computing at once: workers get in */
+    while (__atomic_load_n(&progressed, __ATOMIC_RELAXED) == 0)
+        usleep(100);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 3; i++)
+        pthread_join(w[i], NULL);
+    CHECK(ran[0] + ran[1] + ran[2] == progressed);
+    CHECK(state == owned + progressed);
+    CHECK(guard.n_slots == OWNER_THREADS && guard.depth == 0);
+    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
+        CHECK(guard.slots[i].depth == 0);
+    CHECK(!MPIR_CX_daps_owner_inside(&guard));
+    /* a thread inside, in its own slot or in the shared one: no step */
+    guard.slots[3].depth = 1;
+    CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
+    guard.slots[3].depth = 0;
+    guard.slots[MPIR_CX_DAPS_SLOTS - 1].depth = 2;
+    CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
+    guard.slots[MPIR_CX_DAPS_SLOTS - 1].depth = 0;
+    CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == MPIDI_PIPI_DAPS_NET);
+    printf("owner threads %d, their sections %ld, worker steps %ld\n", OWNER_THREADS, owned,
+           progressed);
+    return 0;
+}
+
 static int empty_progress(bool net, bool shm)
 {
     (void) net;
@@ -243,7 +328,8 @@ static int test_pick(void)
      * look (at most one per look_ns), before the first step; its being seen
      * inside MPI restarts that */
     MPIDI_PIPI_daps_worker_t a = {.local = local,.n_local = 1,.rng = 7,
-        .fence = membarrier_fence,.min_away_ns = 1000,.look_ns = 200
+        .fence = membarrier_fence,.min_away_ns = 1000,.look_ns = 200,.look_min_ns = 200,
+        .look_max_ns = 200
     };
     unsigned long long ns;
     r[0].net_avail = 1;
@@ -277,6 +363,24 @@ static int test_pick(void)
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == &r[0]);
+    /* looks that find nobody to watch space out, up to look_max_ns; one
+     * that finds a victim to watch brings them back */
+    MPIDI_PIPI_daps_worker_t b = {.local = local,.n_local = 1,.rng = 7,
+        .fence = membarrier_fence,.min_away_ns = 1000,.look_ns = 100,.look_min_ns = 100,
+        .look_max_ns = 1000
+    };
+    g[0].depth = 1;
+    for (unsigned long long want = 200; want <= 1000; want = want * 2 < 1000 ? want * 2 : 1000) {
+        fake_ns += b.look_ns;
+        CHECK(MPIDI_PIPI_daps_idle(&b, fake_clock, &ns) == -1 && b.look_ns == want);
+        if (want == 1000)
+            break;
+    }
+    fake_ns += 999;     /* no look due */
+    g[0].depth = 0;
+    CHECK(MPIDI_PIPI_daps_idle(&b, fake_clock, &ns) == -1 && b.cand == NULL);
+    fake_ns += 1;
+    CHECK(MPIDI_PIPI_daps_idle(&b, fake_clock, &ns) == -1 && b.cand == &r[0] && b.look_ns == 100);
     /* no peers at all */
     MPIDI_PIPI_daps_worker_t none = {.rng = 1,.fence = membarrier_fence };
     CHECK(MPIDI_PIPI_daps_pick(&none, &rem) == NULL);
@@ -287,7 +391,7 @@ static int test_pick(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s exclusion|nested|disable|pick\n", argv[0]);
+        fprintf(stderr, "usage: %s exclusion|nested|disable|pick|threads\n", argv[0]);
         return 2;
     }
     (void) syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
@@ -301,6 +405,8 @@ int main(int argc, char **argv)
         return test_disable();
     if (!strcmp(argv[1], "pick"))
         return test_pick();
+    if (!strcmp(argv[1], "threads"))
+        return test_threads();
     fprintf(stderr, "unknown test %s\n", argv[1]);
     return 2;
 }

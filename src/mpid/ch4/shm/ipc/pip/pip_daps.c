@@ -216,24 +216,15 @@ uintptr_t MPIDI_PIP_daps_prepare(void)
 }
 
 /* The end of MPI_Init (MPIR_CX_daps_start): peers may run our progress from
- * now on, and we theirs. Without MPI threads our calls take no locks, so the
- * guard keeps workers out while we are inside MPI. */
+ * now on, and we theirs. The guard keeps workers out while any thread of
+ * ours is inside MPI; with MPI threads it counts per thread. */
 static void daps_start(void)
 {
     MPIR_CX_daps_start = NULL;  /* once: a second MPI_Session_init comes here too */
     if (!MPIDI_PIP_daps_track_on)
         return;
     MPIDI_PIP_daps_on = true;
-    /* With MPI threads this rank steals but is no victim: its threads hold
-     * their VCI lock while idle in RMA synchronization, and a worker that
-     * blocked on it while holding its own would deadlock against a worker of
-     * ours doing the same (MPICH's VCI lock has no try-lock entry into
-     * progress yet). */
-    if (MPIR_ThreadInfo.isThreaded) {
-        MPIDI_PIP_daps_track_on = false;        /* nobody reads the counters */
-        return;
-    }
-    MPIR_CX_daps_guard.on = 1;
+    MPIR_CX_daps_guard.on = MPIR_ThreadInfo.isThreaded ? MPIR_CX_DAPS_THREADS : MPIR_CX_DAPS_SINGLE;
     __atomic_store_n(&my_daps.enabled, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -245,8 +236,11 @@ static void daps_stop(void)
     MPIDI_PIP_daps_on = false;
     MPIDI_PIP_daps_track_on = false;
     MPIDI_PIPI_daps_disable(&my_daps);
-    MPIR_CX_daps_guard.on = 0;
+    MPIR_CX_daps_guard.on = MPIR_CX_DAPS_OFF;
+    /* the finalizing thread's entry is never left (guard off) */
     MPIR_CX_daps_guard.depth = 0;
+    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
+        MPIR_CX_daps_guard.slots[i].depth = 0;
 }
 
 /* MPI_Finalize, later: peers stopped reading our descriptor when they
@@ -300,7 +294,10 @@ int MPIDI_PIP_daps_init_world(const uintptr_t * peers)
     }
     w->fence = membarrier_fence;
     w->min_away_ns = MPIR_CVAR_CH4_CX_DAPS_AWAY_US * 1000ULL;
-    w->look_ns = w->min_away_ns / 5;    /* five looks at least before a step */
+    /* five looks at least before a step when watching; one per AWAY_US
+     * when there is nobody to watch */
+    w->look_ns = w->look_min_ns = w->min_away_ns / 5;
+    w->look_max_ns = w->min_away_ns;
     w->look_polls = 15;
     w->rng = 2463534242u + 2654435761u * (unsigned) (MPIR_Process.local_rank + 1);
     if (!w->rng)
@@ -358,12 +355,16 @@ bool MPIDI_PIP_daps_idle(void)
     return r > 0;
 }
 
-/* Only this rank's MPI code changes its counters: the owner's calls, or a
- * worker running its progress, never both at once (the guard), so a plain
- * load and store do, without a locked instruction; workers only read them. */
+/* Only this rank's MPI code changes its counters, and the guard never lets
+ * the owner and a worker run it at once; without MPI threads a plain load
+ * and store do, without a locked instruction. Workers only read them. */
 static inline void avail_add(long *counter, long delta)
 {
-    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + delta, __ATOMIC_RELAXED);
+    if (MPIR_CX_daps_guard.on == MPIR_CX_DAPS_THREADS)
+        __atomic_add_fetch(counter, delta, __ATOMIC_RELAXED);
+    else
+        __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + delta,
+                         __ATOMIC_RELAXED);
 }
 
 /* A nonblocking operation still incomplete after its issue: workers have

@@ -61,8 +61,10 @@ typedef struct {
     unsigned long long min_away_ns;
     /* Peers are looked at once per look_ns at most (0: every idle poll): a
      * look reads cache lines the owner writes in every MPI call, and each
-     * costs the owner a cache miss there. */
-    unsigned long long look_ns, last_look;
+     * costs the owner a cache miss there. Looks that find nobody to watch
+     * (peers inside MPI, or with nothing posted) double look_ns up to
+     * look_max_ns; finding one brings it back to look_min_ns. */
+    unsigned long long look_ns, look_min_ns, look_max_ns, last_look;
     /* and only every look_polls + 1 idle polls: reading the clock on every
      * one delayed the worker's own receives */
     unsigned look_polls, polls_left;
@@ -82,18 +84,21 @@ static inline unsigned MPIDI_PIPI_daps_rand(unsigned *rng)
 /* Whether v might have progress for a worker, read without any store. */
 static inline bool MPIDI_PIPI_daps_eligible(const MPIDI_PIPI_daps_rank_t * v)
 {
+    /* the lines the owner writes least often first: a rank in a
+     * communication loop is mostly inside MPI, and its counters' line is
+     * then not read at all */
     return __atomic_load_n(&v->enabled, __ATOMIC_RELAXED) &&
+        !__atomic_load_n(&v->guard->worker, __ATOMIC_RELAXED) &&
+        !MPIR_CX_daps_owner_inside(v->guard) &&
         (__atomic_load_n(&v->net_avail, __ATOMIC_RELAXED) > 0 ||
-         __atomic_load_n(&v->shm_avail, __ATOMIC_RELAXED) > 0) &&
-        !__atomic_load_n(&v->guard->depth, __ATOMIC_RELAXED) &&
-        !__atomic_load_n(&v->guard->worker, __ATOMIC_RELAXED);
+         __atomic_load_n(&v->shm_avail, __ATOMIC_RELAXED) > 0);
 }
 
-/* One steal step on v: -1 if v was not available (disabled, inside MPI,
- * another worker there, nothing posted), else what progressed. Rule 1 of
- * the paper: one worker at a time (the worker flag), none while the owner
- * is inside MPI (its guard's depth; ranks with MPI threads are never
- * enabled as victims, pip_daps.c). */
+/* One steal step on v: -1 if v was not available (disabled, a thread of
+ * it inside MPI, another worker there, nothing posted), else what
+ * progressed. Rule 1 of the paper: one worker at a time (the worker flag),
+ * none while the owner is inside MPI (its guard's depths: with MPI threads,
+ * none of its threads). */
 static inline int MPIDI_PIPI_daps_try(MPIDI_PIPI_daps_rank_t * v, void (*fence)(void))
 {
     if (!MPIDI_PIPI_daps_eligible(v))
@@ -108,7 +113,7 @@ static inline int MPIDI_PIPI_daps_try(MPIDI_PIPI_daps_rank_t * v, void (*fence)(
     int r = -1;
     /* enabled: MPI_Finalize clears it with an exchange, then waits for us */
     if (__atomic_load_n(&v->enabled, __ATOMIC_SEQ_CST) &&
-        !__atomic_load_n(&v->guard->depth, __ATOMIC_ACQUIRE)) {
+        !MPIR_CX_daps_owner_inside(v->guard)) {
         bool net = __atomic_load_n(&v->net_avail, __ATOMIC_RELAXED) > 0;
         bool shm = __atomic_load_n(&v->shm_avail, __ATOMIC_RELAXED) > 0;
         r = v->progress(net, shm);
@@ -169,7 +174,15 @@ static inline int MPIDI_PIPI_daps_idle(MPIDI_PIPI_daps_worker_t * w,
         v = MPIDI_PIPI_daps_pick(w, &remote);
     }
     int r = -1;
-    if (v && MPIDI_PIPI_daps_eligible(v)) {
+    bool found = v && MPIDI_PIPI_daps_eligible(v);
+    if (clock && !found) {
+        w->look_ns = w->look_ns * 2 < w->look_max_ns ? w->look_ns * 2 : w->look_max_ns;
+        if (w->look_ns < w->look_min_ns)
+            w->look_ns = w->look_min_ns;
+    } else if (clock) {
+        w->look_ns = w->look_min_ns;
+    }
+    if (found) {
         if (w->cand != v) {
             w->cand = v;
             w->cand_remote = remote;
