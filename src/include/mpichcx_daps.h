@@ -110,7 +110,7 @@ static inline bool MPIR_CX_daps_owner_inside(MPIR_CX_daps_guard_t * g)
 /* The nesting counter of the calling thread: depth for a single owner,
  * else its slot (handed out at its first entry when `take`; NULL if it has
  * none). *shared: other threads count in it too (locked instructions). */
-static inline int *MPIR_CX_daps_counter(MPIR_CX_daps_guard_t * g, bool take, bool * shared)
+static inline int *MPIR_CX_daps_counter(MPIR_CX_daps_guard_t * g, bool take, bool *shared)
 {
     *shared = false;
     if (g->on == MPIR_CX_DAPS_SINGLE)

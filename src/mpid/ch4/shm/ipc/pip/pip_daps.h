@@ -112,8 +112,7 @@ static inline int MPIDI_PIPI_daps_try(MPIDI_PIPI_daps_rank_t * v, void (*fence)(
     fence();    /* the owner's depth store is visible now, or it sees us */
     int r = -1;
     /* enabled: MPI_Finalize clears it with an exchange, then waits for us */
-    if (__atomic_load_n(&v->enabled, __ATOMIC_SEQ_CST) &&
-        !MPIR_CX_daps_owner_inside(v->guard)) {
+    if (__atomic_load_n(&v->enabled, __ATOMIC_SEQ_CST) && !MPIR_CX_daps_owner_inside(v->guard)) {
         bool net = __atomic_load_n(&v->net_avail, __ATOMIC_RELAXED) > 0;
         bool shm = __atomic_load_n(&v->shm_avail, __ATOMIC_RELAXED) > 0;
         r = v->progress(net, shm);
