@@ -40,18 +40,16 @@ elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     # victims with MPI_THREAD_MULTIPLE: 4 threads each post a receive and
     # compute (a worker takes the victim's VCI locks, free while none of its
     # threads is in MPI), over PiP and over the netmod; re-entering at once
-    # (under every thread-safety model; where threads wait by selective
-    # reactivation, usc, ksc or auto, the data only: no overlap yet, see
-    # doc/user/daps.md "Not yet")
+    # (under every thread-safety model: the workers' waits are then the
+    # model's too, selective reactivation's server included)
     models=("${T_MODELS[@]}")
     t_runtime_build "$prefix" || models=("default|")
     for m in "${models[@]}"; do
-        label=${m%%|*} genv=() expect=expect-overlap
+        label=${m%%|*} genv=()
         read -ra menv <<<"${m#*|}"
         for e in "${menv[@]}"; do genv+=(-genv "${e%%=*}" "${e#*=}"); done
-        [[ $label =~ ^(direct-|csync|lockq-poll) ]] || expect=
         pip_run daps-threads-$label 300 "$overlap" "${daps[@]}" "${genv[@]}" -n 3 \
-            "$work/mpi/daps_overlap" vector 2 $expect threads=4 compute-ms=150
+            "$work/mpi/daps_overlap" vector 2 expect-overlap threads=4 compute-ms=150
     done
     pip_run daps-threads-netmod 300 "$overlap" "${daps[@]}" -genv MPIR_CVAR_NUM_CLIQUES 2 \
         -genv FI_PROVIDER tcp -n 4 "$work/mpi/daps_overlap" contig 3 expect-overlap threads=3

@@ -126,19 +126,28 @@ void MPIDI_CX_rank_yield_now(void);
 void MPIDI_CX_rank_yield_register_pvars(void);
 
 /* A blocking wait (MPID_Progress_wait, RMA synchronization, shared-memory
- * collectives) after a poll that found nothing: an idle rank takes a chunk
- * of a busy local rank's work (CAB-MPI, pip_steal.c) and yields its core
- * only when there was none. */
-MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_yield(void)
+ * collectives, the selective-reactivation waits' polls) after a poll that
+ * found nothing: an idle rank takes a chunk of a busy local rank's work
+ * (CAB-MPI, pip_steal.c) or runs a computing one's progress (Daps,
+ * pip_daps.c); true if it did. MPIDI_CX_progress_yield yields its core only
+ * when there was none. */
+MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_idle_work(void)
 {
 #ifdef MPIDI_CX_STEAL
     if (unlikely(MPIDI_PIP_steal_on) && MPIDI_PIP_steal_idle())
-        return;
+        return true;
 #endif
 #ifdef MPIDI_CX_DAPS
     if (unlikely(MPIDI_PIP_daps_on) && MPIDI_PIP_daps_idle())
-        return;
+        return true;
 #endif
+    return false;
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_yield(void)
+{
+    if (MPIDI_CX_idle_work())
+        return;
     if (unlikely(MPIDI_CX_rank_yield_on))
         MPIDI_CX_rank_yield_now();
 }

@@ -224,6 +224,8 @@ static bool poll_while_uncrowded(MPID_Progress_state * state, waiter_t * w, int 
         *mpi_errno = MPIDI_progress_test(state, 1);
         if (*mpi_errno)
             return true;
+        if (!state->progress_made && MPIDI_CX_idle_work())
+            continue;   /* CAB-MPI or Daps: work of a busy local rank */
         if (cx_wait_yield_due(&y, state->progress_made, MPIDI_CX_global.wait_yield_after_ns,
                               cx_park_now_ns)) {
             atomic_fetch_add_explicit(&wait_yields, 1, memory_order_relaxed);
@@ -315,7 +317,8 @@ static int wait_outer(MPID_Progress_state * state)
             bool progressed;
             pthread_mutex_unlock(&react_mutex);
             mpi_errno = poll_all_vcis(&progressed);
-            if (!progressed)
+            /* idle: a busy local rank's work first (CAB-MPI, Daps) */
+            if (!progressed && !MPIDI_CX_idle_work())
                 idled |= pause_as_server(&sched, &sched_checked);
             /* its poll signaled what it completed (MPIDI_CX_progress_exit)
              * unless the list was busy; this also catches completions of
