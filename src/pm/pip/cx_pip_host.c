@@ -21,14 +21,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 extern char **environ;
 
-#define TUNABLE "glibc.rtld.nns=16"
+/* 16 link-map namespaces (15 tasks and the host), and no cache of ended
+ * threads' stacks: a task's C library reusing a cached stack frees the ended
+ * thread's dynamic TLS blocks with its own free(), but the dynamic linker
+ * (one for every namespace) allocated them with the host's malloc; that
+ * crashed a task that had created a few dozen threads that called MPI.
+ * Without the cache the dynamic linker releases them, with the right
+ * malloc. */
+#define TUNABLE "glibc.rtld.nns=16:glibc.pthread.stack_cache_size=0"
 #define ORIG_TUNABLES "MPICH_CX_PIP_ORIG_GLIBC_TUNABLES"
 
 static _Noreturn void usage_error(const char *fmt, const char *arg)
@@ -72,9 +78,9 @@ static void parse_cpus(const char *s, cpu_set_t * set)
     free(copy);
 }
 
-/* glibc reads GLIBC_TUNABLES only at start-up: without 16 namespaces, run
+/* glibc reads GLIBC_TUNABLES only at start-up: without ours (TUNABLE), run
  * again with them (the tasks get the original value back). */
-static void ensure_namespaces(char **argv)
+static void ensure_tunables(char **argv)
 {
     const char *t = getenv("GLIBC_TUNABLES");
     if ((t && strstr(t, TUNABLE)) || getenv(ORIG_TUNABLES))
@@ -193,59 +199,10 @@ static void task_ended(cx_pip_task_t * t)
     pthread_mutex_unlock(&end_lock);
 }
 
-/* Threads a task creates leave their stacks, when they end, in the cache of
- * the task's own C library, which frees the thread's dynamic TLS blocks when
- * it reuses the stack. The dynamic linker, one for every namespace, allocated
- * them with the host's malloc: a free() into another allocator, which crashed
- * a task that had created a few dozen threads that called MPI. With glibc's
- * stack cache off, an ended thread's stack is released at once by the
- * dynamic linker, which frees the blocks with the malloc that made them.
- * Tunables are read at exec: set this one and exec the host again, once;
- * then give the tasks the GLIBC_TUNABLES they would have had. */
-#define STACK_CACHE_OFF "glibc.pthread.stack_cache_size=0"
-#define REEXEC_VAR "MPICH_CX_PIP_HOST_REEXEC"
-
-static void exec_without_stack_cache(char **argv)
-{
-    const char *was = getenv(REEXEC_VAR);
-    const char *tun = getenv("GLIBC_TUNABLES");
-    if (was) {  /* the second start: "0" unset before, "1" ours appended */
-        if (was[0] == '0')
-            unsetenv("GLIBC_TUNABLES");
-        else if (tun && strlen(tun) > strlen(":" STACK_CACHE_OFF)) {
-            char *orig = strdup(tun);
-            if (orig) {
-                orig[strlen(orig) - strlen(":" STACK_CACHE_OFF)] = 0;
-                setenv("GLIBC_TUNABLES", orig, 1);
-                free(orig);
-            }
-        }
-        unsetenv(REEXEC_VAR);
-        return;
-    }
-    char *value = malloc((tun ? strlen(tun) + 1 : 0) + sizeof(STACK_CACHE_OFF));
-    if (!value)
-        return;
-    sprintf(value, "%s%s" STACK_CACHE_OFF, tun ? tun : "", tun ? ":" : "");
-    setenv(REEXEC_VAR, tun ? "1" : "0", 1);
-    setenv("GLIBC_TUNABLES", value, 1);
-    execv("/proc/self/exe", argv);
-    fprintf(stderr, "mpich-cx-piphost: warning: could not restart itself with %s (%s); "
-            "a task that creates and ends many threads may crash\n", STACK_CACHE_OFF,
-            strerror(errno));
-    unsetenv(REEXEC_VAR);
-    if (tun)
-        setenv("GLIBC_TUNABLES", tun, 1);
-    else
-        unsetenv("GLIBC_TUNABLES");
-    free(value);
-}
-
 int main(int argc, char **argv)
 {
     bool check = false;
     int i = 1;
-    exec_without_stack_cache(argv);
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
         if (!strcmp(argv[i], "--check"))
             check = true;
@@ -332,7 +289,7 @@ int main(int argc, char **argv)
         }
         return bad;
     }
-    ensure_namespaces(argv);
+    ensure_tunables(argv);
     if (status_fd >= 0 && fcntl(status_fd, F_SETFD, FD_CLOEXEC) != 0) {
         fprintf(stderr, "mpich-cx-piphost: --status-fd %d: %s\n", status_fd, strerror(errno));
         return 2;
