@@ -57,6 +57,8 @@ expect_configure_fail configure-bad-steal "--enable-cx-steal=maybe: give --enabl
 expect_configure_fail configure-steal-needs-pip "--enable-cx-steal needs PiP" -- --enable-cx-steal --disable-pip
 expect_configure_fail configure-bad-daps "--enable-cx-daps=maybe: give --enable-cx-daps or --disable-cx-daps" -- --enable-cx-daps=maybe
 expect_configure_fail configure-daps-needs-pip "--enable-cx-daps needs PiP" -- --enable-cx-daps --disable-pip
+expect_configure_fail configure-bad-mcoll "--enable-cx-mcoll=maybe: give --enable-cx-mcoll or --disable-cx-mcoll" -- --enable-cx-mcoll=maybe
+expect_configure_fail configure-mcoll-needs-pip "--enable-cx-mcoll needs PiP" -- --enable-cx-mcoll --disable-pip
 expect_configure_fail configure-bad-vci-lock "--with-ch4-vci-lock=spin is not a lock" -- --with-ch4-vci-lock=spin
 expect_configure_fail configure-mt-needs-per-vci "need per-VCI critical sections" \
     -- --enable-ch4-mt=lockq --enable-thread-cs=global

@@ -3,8 +3,8 @@ dnl MPICH-CX: PiP (process-in-process).  --enable-pip builds mpich-cx-piphost
 dnl and makes the compiler wrappers build loadable programs; it needs
 dnl glibc's dlmopen and memfd_create on x86_64 or aarch64 Linux.
 dnl Default: on where those exist, off (with a notice) elsewhere.
-dnl --enable-cx-steal (CAB-MPI) and --enable-cx-daps (Daps), default: with
-dnl PiP, are decided here too.
+dnl --enable-cx-steal (CAB-MPI), --enable-cx-daps (Daps) and --enable-cx-mcoll
+dnl (PiP-MColl), default: with PiP, are decided here too.
 
 AC_DEFUN([PAC_SUBCFG_PREREQ_]PAC_SUBCFG_AUTO_SUFFIX,[
 ])
@@ -87,6 +87,22 @@ case "$enable_cx_daps" in
         AC_DEFINE([MPIDI_CX_DAPS], [1], [Define to compile in Daps progress stealing]) ;;
     no) ;;
     *) AC_MSG_ERROR([--enable-cx-daps=$enable_cx_daps: give yes or no (or --disable-cx-daps)]) ;;
+esac
+
+dnl PiP-MColl: collectives between PiP tasks by posted addresses
+dnl (MPIR_CVAR_CH4_CX_MCOLL and the pip_mcoll algorithm CVAR values).
+AC_ARG_ENABLE([cx-mcoll],
+    [AS_HELP_STRING([--enable-cx-mcoll],
+        [MPICH-CX: PiP-MColl collectives between PiP tasks (default: with PiP)])],
+    [], [enable_cx_mcoll=$enable_pip])
+case "$enable_cx_mcoll" in
+    yes)
+        if test "$enable_pip" != "yes" ; then
+            AC_MSG_ERROR([--enable-cx-mcoll needs PiP, which is disabled${cx_pip_why:+ ($cx_pip_why)}: drop --enable-cx-mcoll or --disable-pip.])
+        fi
+        AC_DEFINE([MPIDI_CX_MCOLL], [1], [Define to compile in PiP-MColl collectives]) ;;
+    no) ;;
+    *) AC_MSG_ERROR([--enable-cx-mcoll=$enable_cx_mcoll: give yes or no (or --disable-cx-mcoll)]) ;;
 esac
 
 ])dnl end _BODY

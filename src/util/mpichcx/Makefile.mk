@@ -3,4 +3,5 @@
 
 mpi_core_sources += src/util/mpichcx/mpichcx_info.c src/util/mpichcx/mpichcx_pip.c \
                     src/util/mpichcx/mpichcx_daps.c
-noinst_HEADERS += src/include/mpichcx_info.h src/include/mpichcx_pip.h src/include/mpichcx_daps.h
+noinst_HEADERS += src/include/mpichcx_info.h src/include/mpichcx_pip.h src/include/mpichcx_daps.h \
+                  src/include/mpichcx_mcoll.h

@@ -54,3 +54,12 @@ t_run bench/pingpong-one-buffer 120 bash -c 'out=$("$@") || exit 1; echo "$out";
 t_run bench/buffers-refused 60 bash -c 'out=$("$@" 2>&1) && { echo "$out"; echo "accepted"; exit 1; }; echo "$out";
     grep -q "buffers is not an option of mt_msgrate" <<<"$out"' \
     _ "${launch[@]}" -n 1 "$bench/mt_msgrate" --quick --buffers one
+# PiP-MColl's collective benchmark in each mode on 3 ranks, as PiP tasks
+# when PiP is built (it checks each size's result itself).
+for m in bcast gather scatter reduce allreduce allgather; do
+    t_run "bench/mcoll_bench-$m" 120 bash -c 'm=$1; shift; out=$("$@") || exit 1; echo "$out";
+        echo "$out" | grep -q "^# library: MPICH-CX Version:" || { echo "no MPICH-CX library line"; exit 1; }
+        [ "$(echo "$out" | grep -Ec "^mcoll_bench,$m,[0-9]+,latency,[0-9.e+-]+,us$")" = 6 ] || { echo "not 6 $m rows"; exit 1; }
+        ! echo "$out" | grep -Eq ",(0|-[0-9.e+-]*|nan|inf),us$" || { echo "non-positive value"; exit 1; }' \
+        _ "$m" "${cab_launch[@]}" -n 3 "$bench/mcoll_bench" --quick --mode "$m"
+done

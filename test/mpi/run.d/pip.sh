@@ -30,7 +30,7 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     stealing=", throughput stealing from 262144 bytes"
     [ $cx_steal_built = 1 ] || stealing=
     pip_run extensions-line 120 '[ $rc = 0 ] &&
-        grep -q "^MPICH-CX Extensions:.*, pip (task 1 of 2 in this process, single copy from 32768 bytes'"$stealing"' with 1 peer tasks)$" <<<"$out"' \
+        grep -q "^MPICH-CX Extensions:.*, pip (task 1 of 2 in this process, single copy from 32768 bytes'"$stealing"', collectives by posted addresses with 1 peer tasks)$" <<<"$out"' \
         -pip -n 2 "$work/mpi/library_version" -v
     # (stdout is unbuffered after MPI_Init, with or without -pip, so puts()
     # writes a line in two pieces, and Hydra may label the second one too)

@@ -10,9 +10,14 @@ noinst_HEADERS += src/mpid/ch4/shm/ipc/pip/pip_pre.h \
                   src/mpid/ch4/shm/ipc/pip/pip_steal_victim.h \
                   src/mpid/ch4/shm/ipc/pip/pip_steal_hooks.h \
                   src/mpid/ch4/shm/ipc/pip/pip_daps.h \
-                  src/mpid/ch4/shm/ipc/pip/pip_daps_hooks.h
+                  src/mpid/ch4/shm/ipc/pip/pip_daps_hooks.h \
+                  src/mpid/ch4/shm/ipc/pip/pip_mcoll.h \
+                  src/mpid/ch4/shm/ipc/pip/pip_mcoll_sync.h \
+                  src/mpid/ch4/shm/ipc/pip/pip_mcoll_hooks.h
 
 mpi_core_sources += src/mpid/ch4/shm/ipc/pip/pip_init.c \
                     src/mpid/ch4/shm/ipc/pip/pip_steal.c \
                     src/mpid/ch4/shm/ipc/pip/pip_win.c \
-                    src/mpid/ch4/shm/ipc/pip/pip_daps.c
+                    src/mpid/ch4/shm/ipc/pip/pip_daps.c \
+                    src/mpid/ch4/shm/ipc/pip/pip_mcoll_comm.c \
+                    src/mpid/ch4/shm/ipc/pip/pip_mcoll_intra.c

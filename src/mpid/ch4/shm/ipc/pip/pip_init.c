@@ -42,6 +42,9 @@ int MPIDI_PIP_init_local(void)
     int mpi_errno = MPIDI_PIP_steal_init_local();
     if (mpi_errno)
         return mpi_errno;
+    mpi_errno = MPIDI_PIP_mcoll_init_local();
+    if (mpi_errno)
+        return mpi_errno;
     return MPIDI_PIP_daps_init_local();
 }
 
@@ -106,6 +109,7 @@ int MPIDI_PIP_init_world(void)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_PIP_daps_init_world(daps_peers);
     MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_PIP_mcoll_init_world();
 
   fn_exit:
     MPL_free(steal_peers);
@@ -117,6 +121,7 @@ int MPIDI_PIP_init_world(void)
 
 int MPIDI_PIP_finalize(void)
 {
+    MPIDI_PIP_mcoll_finalize();
     MPIDI_PIP_daps_finalize();
     MPIDI_PIP_steal_finalize();
     MPL_free(MPIDI_PIP_global.same_space);
@@ -132,9 +137,9 @@ const char *MPIDI_PIP_describe(void)
     static char buf[320];
     if (!MPIDI_PIP_global.n_peers)
         return MPIR_CVAR_CH4_CX_PIP_ENABLE ? "single copy: no peer task" : "single copy off";
-    snprintf(buf, sizeof(buf), "single copy from %zu bytes%s%s with %d peer tasks",
+    snprintf(buf, sizeof(buf), "single copy from %zu bytes%s%s%s with %d peer tasks",
              MPIDI_PIP_global.threshold, MPIDI_PIP_steal_describe(), MPIDI_PIP_daps_describe(),
-             MPIDI_PIP_global.n_peers);
+             MPIDI_PIP_mcoll_describe(), MPIDI_PIP_global.n_peers);
     return buf;
 }
 

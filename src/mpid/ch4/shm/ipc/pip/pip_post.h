@@ -99,6 +99,11 @@ uintptr_t MPIDI_PIP_daps_prepare(void);
 int MPIDI_PIP_daps_init_world(const uintptr_t * peers);
 void MPIDI_PIP_daps_finalize(void);
 const char *MPIDI_PIP_daps_describe(void);
+/* PiP-MColl collectives (pip_mcoll_comm.c) */
+int MPIDI_PIP_mcoll_init_local(void);
+void MPIDI_PIP_mcoll_init_world(void);
+void MPIDI_PIP_mcoll_finalize(void);
+const char *MPIDI_PIP_mcoll_describe(void);
 bool MPIDI_PIP_steal_recv(const MPIDI_IPC_hdr * hdr, MPIR_Request * rreq, size_t recv_data_sz);
 
 /* Created and dynamic windows (pip_win.c; who is reached: pip_win_reach.h) */

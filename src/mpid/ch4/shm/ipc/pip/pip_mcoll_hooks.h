@@ -1,0 +1,36 @@
+/*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
+ * MPICH-CX PiP-MColl: the choice CH4's collectives make before MPICH's
+ * selection (the cx-pip-mcoll patch of ch4_coll.h). A collective runs by
+ * posted addresses when its algorithm CVAR says pip_mcoll, or says auto
+ * while MPIR_CVAR_CH4_CX_MCOLL is auto, and its communicator's ranks are
+ * all tasks of this process (the same on every rank, so every rank of the
+ * communicator takes the same path).
+ */
+#ifndef PIP_MCOLL_HOOKS_H_INCLUDED
+#define PIP_MCOLL_HOOKS_H_INCLUDED
+
+#include <stdbool.h>
+#include "mpichcx_mcoll.h"
+
+extern bool MPIDI_PIP_mcoll_on; /* this rank has PiP peers */
+extern bool MPIDI_PIP_mcoll_auto;       /* ... and MPIR_CVAR_CH4_CX_MCOLL is auto */
+
+void MPIDI_PIP_mcoll_comm_free(MPIR_Comm * comm);
+
+#ifdef MPIDI_CX_MCOLL
+#define MPIDI_PIP_MCOLL_CHOSEN(COLL, comm)                                      \
+    (unlikely(MPIDI_PIP_mcoll_on) &&                                            \
+     (MPIR_CVAR_##COLL##_INTRA_ALGORITHM == MPIR_CVAR_##COLL##_INTRA_ALGORITHM_pip_mcoll || \
+      (MPIDI_PIP_mcoll_auto &&                                                  \
+       MPIR_CVAR_##COLL##_INTRA_ALGORITHM == MPIR_CVAR_##COLL##_INTRA_ALGORITHM_auto)) && \
+     MPIR_CX_mcoll_comm_ok(comm))
+#else
+/* configured --disable-cx-mcoll: a pip_mcoll algorithm CVAR falls back as
+ * MPIR_CVAR_COLLECTIVE_FALLBACK says (MPIR_CX_mcoll_comm_ok is false) */
+#define MPIDI_PIP_MCOLL_CHOSEN(COLL, comm) 0
+#endif
+
+#endif /* PIP_MCOLL_HOOKS_H_INCLUDED */
