@@ -20,11 +20,21 @@ extern bool MPIDI_PIP_mcoll_auto;       /* ... and MPIR_CVAR_CH4_CX_MCOLL is aut
 
 void MPIDI_PIP_mcoll_comm_free(MPIR_Comm * comm);
 
+/* Which collectives MPIR_CVAR_CH4_CX_MCOLL=auto takes: allgather by posted
+ * addresses lost to MPICH's at most sizes measured (doc/performance.md), so
+ * it runs only when its algorithm CVAR asks for it. */
+#define MPIDI_PIP_MCOLL_AUTO_BCAST 1
+#define MPIDI_PIP_MCOLL_AUTO_GATHER 1
+#define MPIDI_PIP_MCOLL_AUTO_SCATTER 1
+#define MPIDI_PIP_MCOLL_AUTO_REDUCE 1
+#define MPIDI_PIP_MCOLL_AUTO_ALLREDUCE 1
+#define MPIDI_PIP_MCOLL_AUTO_ALLGATHER 0
+
 #ifdef MPIDI_CX_MCOLL
 #define MPIDI_PIP_MCOLL_CHOSEN(COLL, comm)                                      \
     (unlikely(MPIDI_PIP_mcoll_on) &&                                            \
      (MPIR_CVAR_##COLL##_INTRA_ALGORITHM == MPIR_CVAR_##COLL##_INTRA_ALGORITHM_pip_mcoll || \
-      (MPIDI_PIP_mcoll_auto &&                                                  \
+      (MPIDI_PIP_mcoll_auto && MPIDI_PIP_MCOLL_AUTO_##COLL &&                   \
        MPIR_CVAR_##COLL##_INTRA_ALGORITHM == MPIR_CVAR_##COLL##_INTRA_ALGORITHM_auto)) && \
      MPIR_CX_mcoll_comm_ok(comm))
 #else
