@@ -31,10 +31,11 @@ cvars:
       description : >-
         Under mpiexec -pip, on a communicator whose ranks are all tasks of
         one process: auto runs MPI_Bcast, MPI_Gather, MPI_Scatter,
-        MPI_Reduce, MPI_Allreduce and MPI_Allgather by posted addresses
-        (pip_mcoll) whenever that collective's algorithm CVAR
+        MPI_Reduce and MPI_Allreduce by posted addresses (pip_mcoll)
+        whenever that collective's algorithm CVAR
         (MPIR_CVAR_<COLL>_INTRA_ALGORITHM) is auto; off leaves them to
-        MPICH's selection unless an algorithm CVAR says pip_mcoll.
+        MPICH's selection. Either way an algorithm CVAR that says pip_mcoll
+        forces it (MPI_Allgather runs this way only then).
 
     - name        : MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL
       category    : CH4_CX_MCOLL
