@@ -3,7 +3,8 @@
 # Unit tests of CAB-MPI's core (src/mpid/ch4/shm/ipc/pip/pip_steal*.h), no
 # MPI: an owner and workers as threads, victim choice on fake NUMA maps;
 # which window peers PiP tasks reach directly (pip_win_reach.h); Daps's
-# guard and steal protocol (mpichcx_daps.h, pip_daps.h).
+# guard and steal protocol (mpichcx_daps.h, pip_daps.h); PiP-MColl's
+# meetings and partition (pip_mcoll_sync.h).
 # Built and run normally, under ThreadSanitizer and under AddressSanitizer
 # + UBSan (unit/pipsteal/[tsan/|asan/]NAME). Builds into
 # ${T_WORKDIR:-/tmp/cx-pipsteal-tests}.
@@ -13,6 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=${T_WORKDIR:-/tmp/cx-pipsteal-tests}
 tests=(segments alone steal waiter shared-waiter reduce window victims stream)
 daps_tests=(exclusion nested disable pick threads)
+mcoll_tests=(posts reuse parts)
 
 # VARIANT CFLAGS
 for v in "normal|-O2 -g -Wall -Wextra -std=c11" \
@@ -29,6 +31,9 @@ for v in "normal|-O2 -g -Wall -Wextra -std=c11" \
         for t in "${daps_tests[@]}"; do
             t_result FAIL "unit/pipdaps/${sub}$t" "build failed; log: $log"
         done
+        for t in "${mcoll_tests[@]}"; do
+            t_result FAIL "unit/mcoll/${sub}$t" "build failed; log: $log"
+        done
         continue
     fi
     for t in "${tests[@]}"; do
@@ -37,5 +42,8 @@ for v in "normal|-O2 -g -Wall -Wextra -std=c11" \
     t_run "unit/pipwin/${sub}reach" 60 "$work/$name/test_win_reach"
     for t in "${daps_tests[@]}"; do
         t_run "unit/pipdaps/${sub}$t" 120 "$work/$name/test_daps" "$t"
+    done
+    for t in "${mcoll_tests[@]}"; do
+        t_run "unit/mcoll/${sub}$t" 120 "$work/$name/test_mcoll_sync" "$t"
     done
 done

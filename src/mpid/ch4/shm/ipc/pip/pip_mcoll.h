@@ -11,14 +11,14 @@
 #include "mpidimpl.h"
 #include "cx_mt.h"
 
-/* A rank waiting for its peers keeps MPI progressing (a peer may wait on
- * one of this rank's operations before it reaches the collective), lends
- * itself to CAB-MPI and Daps, and yields its core when ranks outnumber
- * cores. */
+/* A rank waiting for its peers polls progress as MPID_Progress_wait does (a
+ * peer may wait on one of this rank's operations before it reaches the
+ * collective), with its yield: the GLOBAL section to the rank's other
+ * threads, CAB-MPI and Daps work, the core when ranks outnumber cores. */
 #define MPIDI_PIP_MCOLL_IDLE()                  \
     do {                                        \
         MPID_Progress_test(NULL);               \
-        MPIDI_CX_progress_yield();              \
+        MPIDI_PROGRESS_YIELD();                 \
     } while (0)
 #include "pip_mcoll_sync.h"
 #include "mpichcx_mcoll.h"
@@ -39,8 +39,6 @@ enum {
 typedef struct {
     unsigned long long runs[MPIDI_PIP_MCOLL_NCOLL];
     unsigned long long bytes;   /* read from or written to peers' buffers */
-    size_t allreduce_small;     /* MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL */
-    size_t part_min;            /* MPIR_CVAR_CH4_CX_MCOLL_PART_MIN */
 } MPIDI_PIP_mcoll_global_t;
 
 extern MPIDI_PIP_mcoll_global_t MPIDI_PIP_mcoll_global;

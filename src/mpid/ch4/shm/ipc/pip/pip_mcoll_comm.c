@@ -87,8 +87,6 @@ int MPIDI_PIP_mcoll_init_local(void)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_MCOLL_PART_MIN",
                                          MPIR_CVAR_CH4_CX_MCOLL_PART_MIN,
                                          "a size in bytes, 1 or more");
-    MPIDI_PIP_mcoll_global.allreduce_small = MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL;
-    MPIDI_PIP_mcoll_global.part_min = MPIR_CVAR_CH4_CX_MCOLL_PART_MIN;
     return MPI_SUCCESS;
 }
 

@@ -98,6 +98,18 @@ static int ok(int mpi_errno)
     return mpi_errno == MPI_SUCCESS;
 }
 
+/* Every collective ends the same way: the meeting after which no rank
+ * reads another's buffers, the counters, the error flag. */
+static int finish(MPIDI_PIP_mcoll_sync_t * s, int coll, size_t bytes, int mpi_errno,
+                  MPIR_Errflag_t * errflag)
+{
+    MPIDI_PIP_mcoll_meet(s);
+    MPIDI_PIP_mcoll_count(coll, bytes);
+    if (mpi_errno)
+        *errflag = MPIR_ERR_OTHER;
+    return mpi_errno;
+}
+
 int MPIR_Bcast_intra_pip_mcoll(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                                MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
@@ -120,11 +132,7 @@ int MPIR_Bcast_intra_pip_mcoll(void *buffer, MPI_Aint count, MPI_Datatype dataty
         else
             mpi_errno = peer_failed();
     }
-    MPIDI_PIP_mcoll_meet(s);
-    MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_BCAST, s->rank == root ? 0 : bytes);
-    if (mpi_errno)
-        *errflag = MPIR_ERR_OTHER;
-    return mpi_errno;
+    return finish(s, MPIDI_PIP_MCOLL_BCAST, s->rank == root ? 0 : bytes, mpi_errno, errflag);
 }
 
 int MPIR_Gather_intra_pip_mcoll(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
@@ -180,11 +188,7 @@ int MPIR_Gather_intra_pip_mcoll(const void *sendbuf, MPI_Aint sendcount, MPI_Dat
                 mpi_errno = err;
         }
     }
-    MPIDI_PIP_mcoll_meet(s);
-    MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_GATHER, moved);
-    if (mpi_errno)
-        *errflag = MPIR_ERR_OTHER;
-    return mpi_errno;
+    return finish(s, MPIDI_PIP_MCOLL_GATHER, moved, mpi_errno, errflag);
 }
 
 int MPIR_Scatter_intra_pip_mcoll(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
@@ -219,11 +223,7 @@ int MPIR_Scatter_intra_pip_mcoll(const void *sendbuf, MPI_Aint sendcount, MPI_Da
         else
             mpi_errno = peer_failed();
     }
-    MPIDI_PIP_mcoll_meet(s);
-    MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_SCATTER, s->rank == root ? 0 : bytes);
-    if (mpi_errno)
-        *errflag = MPIR_ERR_OTHER;
-    return mpi_errno;
+    return finish(s, MPIDI_PIP_MCOLL_SCATTER, s->rank == root ? 0 : bytes, mpi_errno, errflag);
 }
 
 int MPIR_Allgather_intra_pip_mcoll(const void *sendbuf, MPI_Aint sendcount,
@@ -261,11 +261,7 @@ int MPIR_Allgather_intra_pip_mcoll(const void *sendbuf, MPI_Aint sendcount,
     }
     if (sendbuf != MPI_IN_PLACE && !mpi_errno)
         mpi_errno = MPIR_Localcopy(sendbuf, sendcount, sendtype, my_block, recvcount, recvtype);
-    MPIDI_PIP_mcoll_meet(s);
-    MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_ALLGATHER, bytes * (s->size - 1));
-    if (mpi_errno)
-        *errflag = MPIR_ERR_OTHER;
-    return mpi_errno;
+    return finish(s, MPIDI_PIP_MCOLL_ALLGATHER, bytes * (s->size - 1), mpi_errno, errflag);
 }
 
 /* Elements [lo, hi) of every rank's posted source (address 0), reduced in
@@ -308,10 +304,10 @@ int MPIR_Reduce_intra_pip_mcoll(const void *sendbuf, void *recvbuf, MPI_Aint cou
     if (mpi_errno)
         return mpi_errno;
     MPIDI_PIP_mcoll_sync_t *s = &st->sync;
-    size_t esz = type_size(datatype), lo, hi;
+    size_t esz = type_size(datatype), lo, hi, moved = 0;
     const char *src = contig_start(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, datatype);
     char *dst = s->rank == root ? contig_start(recvbuf, count, datatype) : NULL;
-    int nparts = MPIDI_PIP_mcoll_nparts(count, esz, s->size, MPIDI_PIP_mcoll_global.part_min);
+    int nparts = MPIDI_PIP_mcoll_nparts(count, esz, s->size, MPIR_CVAR_CH4_CX_MCOLL_PART_MIN);
     int part = (s->rank - root + s->size) % s->size;
 
     MPIDI_PIP_mcoll_post(s, src, dst, 1);
@@ -328,14 +324,9 @@ int MPIR_Reduce_intra_pip_mcoll(const void *sendbuf, void *recvbuf, MPI_Aint cou
         }
         if (!mpi_errno)
             mpi_errno = reduce_part(s, lo, hi, esz, datatype, op, dst + lo * esz, bounce);
-        MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_REDUCE, (hi - lo) * esz * s->size);
-    } else {
-        MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_REDUCE, 0);
+        moved = (hi - lo) * esz * s->size;
     }
-    MPIDI_PIP_mcoll_meet(s);
-    if (mpi_errno)
-        *errflag = MPIR_ERR_OTHER;
-    return mpi_errno;
+    return finish(s, MPIDI_PIP_MCOLL_REDUCE, moved, mpi_errno, errflag);
 }
 
 /* Small vectors (up to MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL bytes): every
@@ -358,10 +349,10 @@ int MPIR_Allreduce_intra_pip_mcoll(const void *sendbuf, void *recvbuf, MPI_Aint 
     bool in_place = sendbuf == MPI_IN_PLACE;
     char *dst = contig_start(recvbuf, count, datatype);
     const char *src = in_place ? dst : contig_start(sendbuf, count, datatype);
-    int nparts = MPIDI_PIP_mcoll_nparts(count, esz, s->size, MPIDI_PIP_mcoll_global.part_min);
+    int nparts = MPIDI_PIP_mcoll_nparts(count, esz, s->size, MPIR_CVAR_CH4_CX_MCOLL_PART_MIN);
     char *tmp = NULL;
 
-    if (bytes <= MPIDI_PIP_mcoll_global.allreduce_small || nparts == 1) {
+    if (bytes <= (size_t) MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL || nparts == 1) {
         if (in_place && bytes && !(tmp = MPIDI_PIP_mcoll_tmp(st, bytes)))
             mpi_errno = nomem();
         MPIDI_PIP_mcoll_post(s, src, NULL, ok(mpi_errno));
@@ -375,7 +366,9 @@ int MPIR_Allreduce_intra_pip_mcoll(const void *sendbuf, void *recvbuf, MPI_Aint 
         if (tmp && !mpi_errno)
             memcpy(dst, tmp, bytes);
         MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_ALLREDUCE, bytes * (s->size - 1));
-        goto fn_exit;
+        if (mpi_errno)
+            *errflag = MPIR_ERR_OTHER;
+        return mpi_errno;
     }
 
     bool mine = s->rank < nparts;
@@ -409,10 +402,5 @@ int MPIR_Allreduce_intra_pip_mcoll(const void *sendbuf, void *recvbuf, MPI_Aint 
         MPIDI_PIP_mcoll_part(count, nparts, j, &jlo, &jhi);
         memcpy(dst + jlo * esz, (const char *) st->posted[j] + jlo * esz, (jhi - jlo) * esz);
     }
-    MPIDI_PIP_mcoll_meet(s);
-    MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_ALLREDUCE, bytes * 2);
-  fn_exit:
-    if (mpi_errno)
-        *errflag = MPIR_ERR_OTHER;
-    return mpi_errno;
+    return finish(s, MPIDI_PIP_MCOLL_ALLREDUCE, bytes * 2, mpi_errno, errflag);
 }

@@ -4,7 +4,7 @@
  *
  * MPICH-CX PiP-MColl: how the ranks of a communicator that share one
  * address space meet (doc/design/pip-mcoll.md). Plain C, no MPICH types:
- * test/unit/mcoll runs it with threads as ranks.
+ * test/unit/pipsteal/test_mcoll_sync.c runs it with threads as ranks.
  *
  * Every rank owns a slot; a meeting ("post") stores the addresses the rank
  * offers to the others, then its step, and waits until every peer's step
@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "cx_sync_common.h"     /* cx_cpu_relax */
 
 /* The includer says how a rank waits: MPIDI_PIP_MCOLL_IDLE() is called
  * every MPIDI_PIP_MCOLL_SPINS polls that found a peer behind. */
@@ -47,15 +48,6 @@ typedef struct {
     MPIDI_PIP_mcoll_peer_t *peer;       /* by rank; peer[rank] is this rank's */
 } MPIDI_PIP_mcoll_sync_t;
 
-static inline void MPIDI_PIP_mcoll_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* Offer a0, a1 and info to the others and wait for all of them. */
 static inline void MPIDI_PIP_mcoll_post(MPIDI_PIP_mcoll_sync_t * s, const void *a0,
                                         const void *a1, uint64_t info)
@@ -73,7 +65,7 @@ static inline void MPIDI_PIP_mcoll_post(MPIDI_PIP_mcoll_sync_t * s, const void *
         unsigned spins = 0;
         while (__atomic_load_n(&p->slot->step, __ATOMIC_ACQUIRE) < p->base + n) {
             if (++spins < MPIDI_PIP_MCOLL_SPINS) {
-                MPIDI_PIP_mcoll_cpu_relax();
+                cx_cpu_relax();
             } else {
                 spins = 0;
                 MPIDI_PIP_MCOLL_IDLE();
