@@ -6,7 +6,7 @@
 # against results computed without MPI) by posted addresses, chosen by
 # MPIR_CVAR_CH4_CX_MCOLL=auto and forced by the algorithm CVARs; off and as
 # processes (MPICH's algorithms, the pvars unmoved); more ranks than cores;
-# threads.
+# every thread-safety model.
 bad_cvar mpi/cvar/bad-mcoll MPIR_CVAR_CH4_CX_MCOLL always "Invalid value 'always' of MPIR_CVAR_CH4_CX_MCOLL; valid values: auto or off"
 bad_cvar mpi/cvar/bad-mcoll-small MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL; valid values: a message size in bytes, 0 or more"
 bad_cvar mpi/cvar/bad-mcoll-part MPIR_CVAR_CH4_CX_MCOLL_PART_MIN 0 "Invalid value '0' of MPIR_CVAR_CH4_CX_MCOLL_PART_MIN; valid values: a size in bytes, 1 or more"
@@ -30,6 +30,17 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
         -n 3 "$work/mpi/mcoll_sweep" expect-mcoll quick
     # 6 ranks on 2 cores: the waits yield
     pip_run mcoll-auto-6 300 "$mok" -pip -n 6 "$work/mpi/mcoll_sweep" expect-mcoll quick
+    # under every thread-safety model (their waits and locks in the
+    # progress the meetings poll)
+    if t_runtime_build "$prefix"; then
+        for m in "${T_MODELS[@]}"; do
+            label=${m%%|*} genv=()
+            read -ra menv <<<"${m#*|}"
+            for e in "${menv[@]}"; do genv+=(-genv "${e%%=*}" "${e#*=}"); done
+            pip_run mcoll-model-$label 300 "$mok" -pip "${genv[@]}" -n 3 \
+                "$work/mpi/mcoll_sweep" expect-mcoll quick
+        done
+    fi
     pip_run mcoll-off 300 "$mok" -pip -genv MPIR_CVAR_CH4_CX_MCOLL off -n 3 \
         "$work/mpi/mcoll_sweep" expect-none quick
     t_run mpi/mcoll/processes 300 bash -c 'out=$("$@" 2>&1); echo "$out"; grep -qx "No Errors" <<<"$out"' \
