@@ -14,6 +14,8 @@
  * they do not hold). comm: every rank is a PiP task of this process.
  * contig: reductions need a layout every rank can read in a peer's buffer. */
 int MPIR_CX_mcoll_comm_ok(MPIR_Comm * comm_ptr);
+/* comm (where comm_ok holds) spans nodes: pip_mcoll_nodes.c's algorithms. */
+int MPIR_CX_mcoll_comm_nodes(MPIR_Comm * comm_ptr);
 int MPIR_CX_mcoll_contig(MPI_Datatype datatype);
 
 int MPIR_Bcast_intra_pip_mcoll(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,

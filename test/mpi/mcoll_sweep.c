@@ -9,10 +9,13 @@
  * not commute (2x2 matrix products, rank order), on MPI_COMM_WORLD, a
  * split of it and a dup; each result checked against one computed here
  * without MPI.
- *   mcoll_sweep [expect-mcoll|expect-none] [quick]
+ *   mcoll_sweep [expect-mcoll|expect-nodes|expect-none] [steps=K] [quick]
  * expect-mcoll: every collective must have run by posted addresses (the
  * cx_mcoll_* pvars grew; allgather only where MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM
- * is pip_mcoll, as auto leaves it to MPICH); expect-none: none of them did.
+ * is pip_mcoll, as auto leaves it to MPICH); expect-nodes: the ranks sit on
+ * several nodes (cliques), and scatter, allgather and allreduce ran across
+ * them (cx_mcoll_nodes_*); steps=K: an allgather on MPI_COMM_WORLD took K
+ * internode steps (cx_mcoll_internode_steps_last); expect-none: none ran.
  */
 #include "mpitest.h"
 #include <stdbool.h>
@@ -270,18 +273,27 @@ static const char *pvars[] = { "cx_mcoll_bcast", "cx_mcoll_gather", "cx_mcoll_sc
     "cx_mcoll_reduce", "cx_mcoll_allreduce", "cx_mcoll_allgather"
 };
 
+static const char *nodes_pvars[] = { "cx_mcoll_nodes_scatter", "cx_mcoll_nodes_allgather",
+    "cx_mcoll_nodes_allreduce"
+};
+
 int main(int argc, char **argv)
 {
-    int expect = 0;             /* 1: mcoll, -1: none */
-    long long before[6];
+    int expect = 0;             /* 1: mcoll, 2: across nodes, -1: none */
+    int steps = -1;
+    long long before[6], nodes_before[3];
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "expect-mcoll"))
             expect = 1;
+        else if (!strcmp(argv[a], "expect-nodes"))
+            expect = 2;
         else if (!strcmp(argv[a], "expect-none"))
             expect = -1;
+        else if (!strncmp(argv[a], "steps=", 6))
+            steps = atoi(argv[a] + 6);
         else if (!strcmp(argv[a], "quick")) {
             counts = counts_quick;
             ncounts = sizeof(counts_quick) / sizeof(counts_quick[0]);
@@ -289,6 +301,8 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < 6; k++)
         before[k] = mt_pvar_read(pvars[k]);
+    for (int k = 0; k < 3; k++)
+        nodes_before[k] = mt_pvar_read(nodes_pvars[k]);
 
     MPI_Datatype mat;
     MPI_Op matop;
@@ -316,7 +330,24 @@ int main(int argc, char **argv)
      * algorithm CVAR asks for pip_mcoll */
     const char *ag = getenv("MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM");
     int allgather_forced = ag && !strcmp(ag, "pip_mcoll");
-    for (int k = 0; k < 6 && expect; k++) {
+    for (int k = 0; k < 3 && expect; k++) {
+        long long now = mt_pvar_read(nodes_pvars[k]);
+        if (expect == 2)
+            MT_CHECK(now > nodes_before[k], "%s did not grow (%lld)", nodes_pvars[k], now);
+        else
+            MT_CHECK(now <= 0 || now == nodes_before[k], "%s grew to %lld", nodes_pvars[k], now);
+    }
+    if (steps >= 0) {
+        int one = rank, *all = malloc(size * sizeof(int));
+        MPI_Allgather(&one, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+        for (int r = 0; r < size; r++)
+            MT_CHECK(all[r] == r, "allgather: got %d from rank %d", all[r], r);
+        free(all);
+        long long last = mt_pvar_read("cx_mcoll_internode_steps_last");
+        MT_CHECK(last == steps, "an allgather across nodes took %lld internode steps, not %d",
+                 last, steps);
+    }
+    for (int k = 0; k < 6 && expect && expect != 2; k++) {
         long long now = mt_pvar_read(pvars[k]);
         if (expect > 0 && k == 5 && !allgather_forced)
             MT_CHECK(now <= 0 || now == before[k], "%s grew to %lld under auto", pvars[k], now);

@@ -6,9 +6,14 @@
 # against results computed without MPI) by posted addresses, chosen by
 # MPIR_CVAR_CH4_CX_MCOLL=auto and forced by the algorithm CVARs; off and as
 # processes (MPICH's algorithms, the pvars unmoved); more ranks than cores;
-# every thread-safety model.
+# every thread-safety model. Across nodes (emulated: see nodes_run) the same
+# sweep on the N x P grid with N in {2,3,4,5,8} and P in {1,2,3,4}, nodes of
+# unequal sizes, cliques (nodes whose ranks are not consecutive), forced,
+# off and processes; the internode steps of an allgather must be
+# ceil(log_{P+1} N).
 bad_cvar mpi/cvar/bad-mcoll MPIR_CVAR_CH4_CX_MCOLL always "Invalid value 'always' of MPIR_CVAR_CH4_CX_MCOLL; valid values: auto or off"
 bad_cvar mpi/cvar/bad-mcoll-small MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL; valid values: a message size in bytes, 0 or more"
+bad_cvar mpi/cvar/bad-mcoll-nodes-small MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL -2 "Invalid value '-2' of MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL; valid values: a message size in bytes, 0 or more"
 bad_cvar mpi/cvar/bad-mcoll-part MPIR_CVAR_CH4_CX_MCOLL_PART_MIN 0 "Invalid value '0' of MPIR_CVAR_CH4_CX_MCOLL_PART_MIN; valid values: a size in bytes, 1 or more"
 
 if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
@@ -20,7 +25,7 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     pip_run mcoll-auto-2 300 "$mok" -pip -n 2 "$work/mpi/mcoll_sweep" expect-mcoll
     pip_run mcoll-auto-3 300 "$mok" -pip -n 3 "$work/mpi/mcoll_sweep" expect-mcoll
     # forced (MPICH's fallback rule would print if the restriction failed)
-    pip_run mcoll-forced-4 300 "$mok"' && ! grep -q "not usable" <<<"$out"' -pip \
+    pip_run mcoll-forced-4 300 "$mok"' && ! grep -q "cannot be applied" <<<"$out"' -pip \
         -genv MPIR_CVAR_CH4_CX_MCOLL off -genv MPIR_CVAR_COLLECTIVE_FALLBACK print "${forced[@]}" \
         -n 4 "$work/mpi/mcoll_sweep" expect-mcoll quick
     # parts of one element and every rank reducing all of a large vector
@@ -41,6 +46,48 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
                 "$work/mpi/mcoll_sweep" expect-mcoll quick
         done
     fi
+    # Emulated nodes: Hydra's fork launcher starts one proxy, so one PiP
+    # host, per host name it is given, and MPICH takes each for a node
+    # (consecutive ranks, -ppn per node or name:count); traffic between them
+    # goes through OFI tcp on loopback. The ranks of all of them share this
+    # machine's cores, which no node sees: they yield always.
+    # nodes_run NAME TIMEOUT CHECK HOSTS MPIEXEC-ARGS...
+    nodes_run() {
+        local name=$1 limit=$2 check=$3 hosts=$4; shift 4
+        t_run "mpi/pip/$name" "$limit" bash -c 'check=$1; shift
+            rc=0; out=$("$@" 2>&1) || rc=$?; echo "$out"; echo "exit status $rc"; eval "$check"' \
+            _ "$check" "$mpiexec" -launcher fork -hosts "$hosts" -genv FI_PROVIDER tcp \
+            -genv MPIR_CVAR_CH4_CX_RANK_YIELD always "$@"
+    }
+    # ceil(log_base n)
+    log_steps() { local s=0 h=1; while [ $h -lt $1 ]; do h=$((h * $2)); s=$((s + 1)); done; echo $s; }
+    for N in 2 3 4 5 8; do
+        hosts=$(seq -s, -f cxnode%g 1 $N)
+        for P in 1 2 3 4; do
+            nodes_run mcoll-nodes-${N}x$P 300 "$mok" $hosts -ppn $P -pip -n $((N * P)) \
+                "$work/mpi/mcoll_sweep" expect-nodes steps=$(log_steps $N $((P + 1))) quick
+        done
+    done
+    # unequal nodes (P = 1: base 2), the full sweep; cliques, whose nodes
+    # are ranks 0, 3, 6 / 1, 4 / 2, 5 (one host: no yield needed)
+    nodes_run mcoll-nodes-unequal 300 "$mok" cxnode1:3,cxnode2:1,cxnode3:2 -pip -n 6 \
+        "$work/mpi/mcoll_sweep" expect-nodes steps=2
+    nodes_run mcoll-nodes-unequal-2 300 "$mok" cxnode1:2,cxnode2:4,cxnode3:3 -pip -n 9 \
+        "$work/mpi/mcoll_sweep" expect-nodes steps=1 quick
+    pip_run mcoll-cliques-3 300 "$mok" -pip -genv MPIR_CVAR_NUM_CLIQUES 3 -genv FI_PROVIDER tcp \
+        -n 7 "$work/mpi/mcoll_sweep" expect-nodes steps=1
+    # the rings (and parts of one element) for every allreduce
+    nodes_run mcoll-nodes-rings 300 "$mok" cxnode1,cxnode2,cxnode3 -ppn 2 -pip \
+        -genv MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL 0 -genv MPIR_CVAR_CH4_CX_MCOLL_PART_MIN 1 \
+        -n 6 "$work/mpi/mcoll_sweep" expect-nodes quick
+    # forced: bcast, gather and reduce run MPICH's node-aware algorithms
+    # (whose node steps are ours), the others ours
+    nodes_run mcoll-nodes-forced 300 "$mok" cxnode1,cxnode2,cxnode3 -ppn 2 -pip "${forced[@]}" \
+        -genv MPIR_CVAR_CH4_CX_MCOLL off -n 6 "$work/mpi/mcoll_sweep" expect-nodes steps=1 quick
+    nodes_run mcoll-nodes-off 300 "$mok" cxnode1,cxnode2,cxnode3 -ppn 2 -pip \
+        -genv MPIR_CVAR_CH4_CX_MCOLL off -n 6 "$work/mpi/mcoll_sweep" expect-none quick
+    nodes_run mcoll-nodes-processes 300 "$mok" cxnode1,cxnode2,cxnode3 -ppn 2 -n 6 \
+        "$work/mpi/mcoll_sweep" expect-none quick
     pip_run mcoll-off 300 "$mok" -pip -genv MPIR_CVAR_CH4_CX_MCOLL off -n 3 \
         "$work/mpi/mcoll_sweep" expect-none quick
     t_run mpi/mcoll/processes 300 bash -c 'out=$("$@" 2>&1); echo "$out"; grep -qx "No Errors" <<<"$out"' \

@@ -20,4 +20,5 @@ mpi_core_sources += src/mpid/ch4/shm/ipc/pip/pip_init.c \
                     src/mpid/ch4/shm/ipc/pip/pip_win.c \
                     src/mpid/ch4/shm/ipc/pip/pip_daps.c \
                     src/mpid/ch4/shm/ipc/pip/pip_mcoll_comm.c \
-                    src/mpid/ch4/shm/ipc/pip/pip_mcoll_intra.c
+                    src/mpid/ch4/shm/ipc/pip/pip_mcoll_intra.c \
+                    src/mpid/ch4/shm/ipc/pip/pip_mcoll_nodes.c

@@ -23,11 +23,28 @@
 #include "pip_mcoll_sync.h"
 #include "mpichcx_mcoll.h"
 
+/* A communicator whose ranks sit on several nodes, each node's ranks tasks
+ * of one process (pip_mcoll_nodes.c). Nodes are MPICH's (internode_table:
+ * hosts, or cliques under MPIR_CVAR_NUM_CLIQUES); a node's ranks are in
+ * ascending rank order, its "local index" is the place in that order. */
+typedef struct {
+    int n;                      /* nodes */
+    int node, local;            /* this rank's node and local index */
+    int objects;                /* ranks per node that talk to other nodes: the smallest node's size */
+    int *size, *first;          /* by node: ranks, and where they start in rank[] */
+    int *rank;                  /* comm ranks, node by node */
+    int *node_of, *local_of;    /* by comm rank */
+    size_t *off;                /* n + 1 byte offsets, per call */
+} MPIDI_PIP_mcoll_nodes_t;
+
 typedef struct MPIDI_PIP_mcoll_comm {
-    MPIDI_PIP_mcoll_sync_t sync;
+    MPIDI_PIP_mcoll_sync_t sync;        /* the communicator's ranks, or this node's */
+    MPIDI_PIP_mcoll_nodes_t *nodes;     /* NULL: every rank in this address space */
     const void **posted;        /* by rank: addresses kept across meetings */
     void *tmp;                  /* scratch, grown on demand */
     size_t tmp_size;
+    void *stage;                /* a node's gathered data (nodes only), grown on demand */
+    size_t stage_size;
 } MPIDI_PIP_mcoll_comm_t;
 
 enum {
@@ -39,6 +56,9 @@ enum {
 typedef struct {
     unsigned long long runs[MPIDI_PIP_MCOLL_NCOLL];
     unsigned long long bytes;   /* read from or written to peers' buffers */
+    unsigned long long nodes_runs[MPIDI_PIP_MCOLL_NCOLL];       /* of runs: across nodes */
+    unsigned long long steps;   /* internode steps, all calls */
+    unsigned long long last_steps;      /* internode steps of the last call across nodes */
 } MPIDI_PIP_mcoll_global_t;
 
 extern MPIDI_PIP_mcoll_global_t MPIDI_PIP_mcoll_global;
@@ -46,13 +66,34 @@ extern MPIDI_PIP_mcoll_global_t MPIDI_PIP_mcoll_global;
 /* The communicator's state, set up by its first pip_mcoll collective (a
  * collective call itself: every rank gets here together). */
 int MPIDI_PIP_mcoll_get(MPIR_Comm * comm, MPIDI_PIP_mcoll_comm_t ** st);
-/* Scratch of at least size bytes, or NULL. */
+/* Scratch of at least size bytes, or NULL; stage: a second one. */
 void *MPIDI_PIP_mcoll_tmp(MPIDI_PIP_mcoll_comm_t * st, size_t size);
+void *MPIDI_PIP_mcoll_stage(MPIDI_PIP_mcoll_comm_t * st, size_t size);
+
+/* Across nodes (pip_mcoll_nodes.c); st->nodes is set. */
+int MPIDI_PIP_mcoll_scatter_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf,
+                                  MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  MPI_Aint recvcount, MPI_Datatype recvtype, int root,
+                                  MPIR_Comm * comm, MPIR_Errflag_t * errflag);
+int MPIDI_PIP_mcoll_allgather_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf,
+                                    MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    MPI_Aint recvcount, MPI_Datatype recvtype,
+                                    MPIR_Comm * comm, MPIR_Errflag_t * errflag);
+int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf,
+                                    void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
+                                    MPI_Op op, MPIR_Comm * comm, MPIR_Errflag_t * errflag);
 
 static inline void MPIDI_PIP_mcoll_count(int coll, size_t bytes)
 {
     __atomic_fetch_add(&MPIDI_PIP_mcoll_global.runs[coll], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&MPIDI_PIP_mcoll_global.bytes, bytes, __ATOMIC_RELAXED);
+}
+
+static inline void MPIDI_PIP_mcoll_count_nodes(int coll, unsigned steps)
+{
+    __atomic_fetch_add(&MPIDI_PIP_mcoll_global.nodes_runs[coll], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&MPIDI_PIP_mcoll_global.steps, steps, __ATOMIC_RELAXED);
+    __atomic_store_n(&MPIDI_PIP_mcoll_global.last_steps, steps, __ATOMIC_RELAXED);
 }
 
 #endif /* PIP_MCOLL_H_INCLUDED */

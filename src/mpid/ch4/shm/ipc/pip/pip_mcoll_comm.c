@@ -49,6 +49,20 @@ cvars:
         all inputs itself (one meeting less); above it each rank reduces
         its part of the vector and copies the others' parts (0 or more).
 
+    - name        : MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL
+      category    : CH4_CX_MCOLL
+      type        : int
+      default     : 65536
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        pip_mcoll MPI_Allreduce across nodes: up to this many bytes the
+        nodes' partial results are gathered by Bruck's algorithm with base
+        P+1 and every rank reduces them (log steps); above it P rings per
+        node do a reduce-scatter and an allgather (2(N-1) steps of 1/(NP)
+        of the vector each).
+
     - name        : MPIR_CVAR_CH4_CX_MCOLL_PART_MIN
       category    : CH4_CX_MCOLL
       type        : int
@@ -83,6 +97,10 @@ int MPIDI_PIP_mcoll_init_local(void)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL",
                                          MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL,
                                          "a message size in bytes, 0 or more");
+    if (MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL < 0)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL",
+                                         MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL,
+                                         "a message size in bytes, 0 or more");
     if (MPIR_CVAR_CH4_CX_MCOLL_PART_MIN < 1)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_MCOLL_PART_MIN",
                                          MPIR_CVAR_CH4_CX_MCOLL_PART_MIN,
@@ -90,11 +108,14 @@ int MPIDI_PIP_mcoll_init_local(void)
     return MPI_SUCCESS;
 }
 
-/* Once PiP knows its peers (MPIDI_PIP_init_world). */
+/* Once PiP knows its peers (MPIDI_PIP_init_world). On is the same on every
+ * rank of the job (mpiexec -pip runs every rank as a task, and the CVAR is
+ * the same everywhere), also on a node whose only rank has no peers: a
+ * communicator across nodes decides collectively whether it qualifies. */
 void MPIDI_PIP_mcoll_init_world(void)
 {
 #ifdef MPIDI_CX_MCOLL
-    MPIDI_PIP_mcoll_on = MPIDI_PIP_global.n_peers > 0;
+    MPIDI_PIP_mcoll_on = MPIR_CVAR_CH4_CX_PIP_ENABLE && getenv("MPICH_CX_PIP_TASK");
 #endif
     MPIDI_PIP_mcoll_auto = MPIDI_PIP_mcoll_on && !strcmp(MPIR_CVAR_CH4_CX_MCOLL, "auto");
 }
@@ -109,6 +130,11 @@ const char *MPIDI_PIP_mcoll_describe(void)
     return MPIDI_PIP_mcoll_auto ? ", collectives by posted addresses" : "";
 }
 
+static int nodes_setup(MPIR_Comm * comm);
+
+/* Every rank of comm is a task of this process (the same answer on every
+ * rank: sharing a process is symmetric), or comm spans nodes whose ranks
+ * are each one process's tasks (decided together: see nodes_setup). */
 int MPIR_CX_mcoll_comm_ok(MPIR_Comm * comm)
 {
     void *st = MPIDI_COMM(comm, cx_mcoll);
@@ -116,11 +142,25 @@ int MPIR_CX_mcoll_comm_ok(MPIR_Comm * comm)
         return st != &comm_unfit;
     if (!MPIDI_PIP_mcoll_on)
         return 0;       /* not cached: PiP may not know its peers yet */
-    bool fit = comm->comm_kind == MPIR_COMM_KIND__INTRACOMM && comm->local_size > 1;
+    if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM || comm->local_size < 2) {
+        MPIDI_COMM(comm, cx_mcoll) = &comm_unfit;
+        return 0;
+    }
+    bool fit = true;
     for (int r = 0; fit && r < comm->local_size; r++)
         fit = r == comm->rank || MPIDI_PIP_any_layout(r, comm);
-    MPIDI_COMM(comm, cx_mcoll) = fit ? &comm_fit : &comm_unfit;
-    return fit;
+    if (fit) {
+        MPIDI_COMM(comm, cx_mcoll) = &comm_fit;
+        return 1;
+    }
+    return nodes_setup(comm);
+}
+
+/* Whether comm's state (once comm_ok said yes) spans nodes. */
+int MPIR_CX_mcoll_comm_nodes(MPIR_Comm * comm)
+{
+    MPIDI_PIP_mcoll_comm_t *st = MPIDI_COMM(comm, cx_mcoll);
+    return st && st != (void *) &comm_fit && st != (void *) &comm_unfit && st->nodes;
 }
 
 /* Contiguous over any count: a peer reads count elements at the buffer's
@@ -177,7 +217,7 @@ int MPIDI_PIP_mcoll_get(MPIR_Comm * comm, MPIDI_PIP_mcoll_comm_t ** out)
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     MPIDI_PIP_mcoll_comm_t *st = MPIDI_COMM(comm, cx_mcoll);
 
-    MPIR_Assert(st != (void *) &comm_unfit);
+    MPIR_Assert(st && st != (void *) &comm_unfit);
     if (st != (void *) &comm_fit) {
         *out = st;
         return MPI_SUCCESS;
@@ -223,6 +263,29 @@ void *MPIDI_PIP_mcoll_tmp(MPIDI_PIP_mcoll_comm_t * st, size_t size)
     return st->tmp;
 }
 
+void *MPIDI_PIP_mcoll_stage(MPIDI_PIP_mcoll_comm_t * st, size_t size)
+{
+    if (size > st->stage_size) {
+        MPL_free(st->stage);
+        st->stage = MPL_malloc(size, MPL_MEM_COLL);
+        st->stage_size = st->stage ? size : 0;
+    }
+    return st->stage;
+}
+
+static void nodes_free(MPIDI_PIP_mcoll_nodes_t * ns)
+{
+    if (!ns)
+        return;
+    MPL_free(ns->size);
+    MPL_free(ns->first);
+    MPL_free(ns->rank);
+    MPL_free(ns->node_of);
+    MPL_free(ns->local_of);
+    MPL_free(ns->off);
+    MPL_free(ns);
+}
+
 void MPIDI_PIP_mcoll_comm_free(MPIR_Comm * comm)
 {
     MPIDI_PIP_mcoll_comm_t *st = MPIDI_COMM(comm, cx_mcoll);
@@ -233,7 +296,124 @@ void MPIDI_PIP_mcoll_comm_free(MPIR_Comm * comm)
     MPL_free(st->sync.peer);
     MPL_free(st->posted);
     MPL_free(st->tmp);
+    MPL_free(st->stage);
+    nodes_free(st->nodes);
     MPL_free(st);
+}
+
+/* comm's node map from MPICH's tables (internode_table: node of each rank;
+ * MPICH numbers nodes the same way on every rank), or NULL: one node, no
+ * tables (a node or node-roots subcommunicator), or no memory. */
+static MPIDI_PIP_mcoll_nodes_t *nodes_map(MPIR_Comm * comm)
+{
+    int size = comm->local_size, n = 0;
+    if (!comm->internode_table || !comm->intranode_table)
+        return NULL;
+    for (int r = 0; r < size; r++)
+        if (comm->internode_table[r] >= n)
+            n = comm->internode_table[r] + 1;
+    if (n < 2)
+        return NULL;
+    MPIDI_PIP_mcoll_nodes_t *ns = MPL_calloc(1, sizeof(*ns), MPL_MEM_COMM);
+    if (!ns)
+        return NULL;
+    ns->n = n;
+    ns->size = MPL_calloc(n, sizeof(int), MPL_MEM_COMM);
+    ns->first = MPL_calloc(n, sizeof(int), MPL_MEM_COMM);
+    ns->rank = MPL_calloc(size, sizeof(int), MPL_MEM_COMM);
+    ns->node_of = MPL_calloc(size, sizeof(int), MPL_MEM_COMM);
+    ns->local_of = MPL_calloc(size, sizeof(int), MPL_MEM_COMM);
+    ns->off = MPL_calloc(n + 1, sizeof(size_t), MPL_MEM_COMM);
+    if (!ns->size || !ns->first || !ns->rank || !ns->node_of || !ns->local_of || !ns->off) {
+        nodes_free(ns);
+        return NULL;
+    }
+    for (int r = 0; r < size; r++) {
+        ns->node_of[r] = comm->internode_table[r];
+        ns->local_of[r] = ns->size[ns->node_of[r]]++;
+    }
+    ns->objects = size;
+    for (int m = 0; m < n; m++) {
+        ns->first[m] = m ? ns->first[m - 1] + ns->size[m - 1] : 0;
+        if (ns->size[m] < ns->objects)
+            ns->objects = ns->size[m];
+    }
+    for (int r = 0; r < size; r++)
+        ns->rank[ns->first[ns->node_of[r]] + ns->local_of[r]] = r;
+    ns->node = ns->node_of[comm->rank];
+    ns->local = ns->local_of[comm->rank];
+    return ns;
+}
+
+/* A communicator across nodes qualifies when every node's ranks are tasks
+ * of one process. Each rank knows that of its own node only, so the ranks
+ * decide together, once, in the exchange that also hands out the meeting
+ * slots (the caller is a collective: every rank gets here together). A
+ * node's meetings are among its own ranks. */
+static int nodes_setup(MPIR_Comm * comm)
+{
+    int size = comm->local_size;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    MPIDI_PIP_mcoll_nodes_t *ns = nodes_map(comm);
+    MPIDI_PIP_mcoll_comm_t *st = NULL;
+    struct entry {
+        MPIDI_PIP_mcoll_peer_t peer;
+        uint64_t ok;
+    } mine = { {NULL, 0}, 0 }, *all = NULL;
+
+    if (!ns) {
+        /* the same on every rank: MPICH's tables are */
+        MPIDI_COMM(comm, cx_mcoll) = &comm_unfit;
+        return 0;
+    }
+    bool ok = true;
+    for (int j = 0; ok && j < ns->size[ns->node]; j++) {
+        int r = ns->rank[ns->first[ns->node] + j];
+        ok = r == comm->rank || MPIDI_PIP_any_layout(r, comm);
+    }
+    st = MPL_calloc(1, sizeof(*st), MPL_MEM_COMM);
+    all = MPL_malloc(size * sizeof(*all), MPL_MEM_COMM);
+    if (st) {
+        st->sync.peer = MPL_malloc(ns->size[ns->node] * sizeof(MPIDI_PIP_mcoll_peer_t),
+                                   MPL_MEM_COMM);
+        st->posted = MPL_malloc(ns->size[ns->node] * sizeof(void *), MPL_MEM_COMM);
+    }
+    if (ok && st && st->sync.peer && st->posted && all)
+        mine.peer.slot = slot_take();
+    if (mine.peer.slot) {
+        mine.peer.base = __atomic_load_n(&mine.peer.slot->step, __ATOMIC_RELAXED);
+        mine.ok = 1;
+    }
+    /* without memory for the answers this rank cannot take part (as in
+     * MPICH's algorithms, whose peers then wait) */
+    int mpi_errno = MPI_ERR_OTHER;
+    if (all)
+        mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                                MPI_BYTE, comm, &errflag);
+    for (int r = 0; ok && r < size; r++)
+        ok = !mpi_errno && all && all[r].ok;
+    if (!ok) {
+        /* every rank sees the same answers (no error), so all give up */
+        if (mine.peer.slot)
+            slot_give(mine.peer.slot);
+        if (st) {
+            MPL_free(st->sync.peer);
+            MPL_free(st->posted);
+        }
+        MPL_free(st);
+        MPL_free(all);
+        nodes_free(ns);
+        MPIDI_COMM(comm, cx_mcoll) = &comm_unfit;
+        return 0;
+    }
+    st->nodes = ns;
+    st->sync.size = ns->size[ns->node];
+    st->sync.rank = ns->local;
+    for (int j = 0; j < st->sync.size; j++)
+        st->sync.peer[j] = all[ns->rank[ns->first[ns->node] + j]].peer;
+    MPL_free(all);
+    MPIDI_COMM(comm, cx_mcoll) = st;
+    return 1;
 }
 
 static void register_pvars(void)
@@ -249,11 +429,27 @@ static void register_pvars(void)
         {"cx_mcoll_allgather", NULL, "PiP-MColl: MPI_Allgather calls run by posted addresses"},
         {"cx_mcoll_bytes", NULL,
          "PiP-MColl: bytes this rank read from or wrote to local peers' buffers"},
+        {"cx_mcoll_nodes_scatter", NULL,
+         "PiP-MColl: of cx_mcoll_scatter, calls across nodes ((P+1)-ary tree)"},
+        {"cx_mcoll_nodes_allgather", NULL,
+         "PiP-MColl: of cx_mcoll_allgather, calls across nodes (Bruck, base P+1)"},
+        {"cx_mcoll_nodes_allreduce", NULL,
+         "PiP-MColl: of cx_mcoll_allreduce, calls across nodes (Bruck or P rings)"},
+        {"cx_mcoll_internode_steps", NULL,
+         "PiP-MColl: internode steps of all calls across nodes"},
+        {"cx_mcoll_internode_steps_last", NULL,
+         "PiP-MColl: internode steps of the last call across nodes (ceil(log_{P+1} N) for the "
+         "scatter and the Bruck algorithms)"},
     };
     if (registered++)
         return;
     for (int i = 0; i < MPIDI_PIP_MCOLL_NCOLL; i++)
         pvars[i].counter = &g->runs[i];
     pvars[MPIDI_PIP_MCOLL_NCOLL].counter = &g->bytes;
+    pvars[MPIDI_PIP_MCOLL_NCOLL + 1].counter = &g->nodes_runs[MPIDI_PIP_MCOLL_SCATTER];
+    pvars[MPIDI_PIP_MCOLL_NCOLL + 2].counter = &g->nodes_runs[MPIDI_PIP_MCOLL_ALLGATHER];
+    pvars[MPIDI_PIP_MCOLL_NCOLL + 3].counter = &g->nodes_runs[MPIDI_PIP_MCOLL_ALLREDUCE];
+    pvars[MPIDI_PIP_MCOLL_NCOLL + 4].counter = &g->steps;
+    pvars[MPIDI_PIP_MCOLL_NCOLL + 5].counter = &g->last_steps;
     MPIDI_PIP_register_counters("CH4_CX_MCOLL", pvars, sizeof(pvars) / sizeof(pvars[0]));
 }

@@ -19,7 +19,11 @@
 
 /* Called through a JSON tuning file (CSEL) the algorithms may meet a
  * communicator or datatype they do not apply to: they then run an MPICH
- * algorithm that applies to every case, named at the top of each. */
+ * algorithm that applies to every case, named at the top of each. Across
+ * nodes (pip_mcoll_nodes.c) run scatter, allgather and allreduce (the
+ * latter for operations that commute); bcast and reduce there run MPICH's
+ * node-aware algorithms (smp), whose node steps come back here on the node
+ * communicator, and gather MPICH's binomial tree. */
 
 /* Reductions work in blocks of this size, so that the running result stays
  * in cache while every source is folded into it. */
@@ -113,8 +117,10 @@ static int finish(MPIDI_PIP_mcoll_sync_t * s, int coll, size_t bytes, int mpi_er
 int MPIR_Bcast_intra_pip_mcoll(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                                MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
-    if (!MPIR_CX_mcoll_comm_ok(comm))
-        return MPIR_Bcast_intra_binomial(buffer, count, datatype, root, comm, errflag);
+    if (!MPIR_CX_mcoll_comm_ok(comm) || MPIR_CX_mcoll_comm_nodes(comm))
+        return MPIR_Comm_is_parent_comm(comm) ?
+            MPIR_Bcast_intra_smp(buffer, count, datatype, root, comm, errflag) :
+            MPIR_Bcast_intra_binomial(buffer, count, datatype, root, comm, errflag);
     MPIDI_PIP_mcoll_comm_t *st;
     const void *src = NULL;
     size_t bytes = (size_t) count * type_size(datatype);
@@ -139,7 +145,7 @@ int MPIR_Gather_intra_pip_mcoll(const void *sendbuf, MPI_Aint sendcount, MPI_Dat
                                 void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
                                 int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
-    if (!MPIR_CX_mcoll_comm_ok(comm))
+    if (!MPIR_CX_mcoll_comm_ok(comm) || MPIR_CX_mcoll_comm_nodes(comm))
         return MPIR_Gather_intra_binomial(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                           recvtype, root, comm, errflag);
     MPIDI_PIP_mcoll_comm_t *st;
@@ -203,6 +209,9 @@ int MPIR_Scatter_intra_pip_mcoll(const void *sendbuf, MPI_Aint sendcount, MPI_Da
     int mpi_errno = MPIDI_PIP_mcoll_get(comm, &st);
     if (mpi_errno)
         return mpi_errno;
+    if (st->nodes)
+        return MPIDI_PIP_mcoll_scatter_nodes(st, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, root, comm, errflag);
     MPIDI_PIP_mcoll_sync_t *s = &st->sync;
     size_t bytes;
 
@@ -239,6 +248,9 @@ int MPIR_Allgather_intra_pip_mcoll(const void *sendbuf, MPI_Aint sendcount,
     int mpi_errno = MPIDI_PIP_mcoll_get(comm, &st);
     if (mpi_errno)
         return mpi_errno;
+    if (st->nodes)
+        return MPIDI_PIP_mcoll_allgather_nodes(st, sendbuf, sendcount, sendtype, recvbuf,
+                                               recvcount, recvtype, comm, errflag);
     MPIDI_PIP_mcoll_sync_t *s = &st->sync;
     size_t bytes = (size_t) recvcount * type_size(recvtype);
     MPI_Aint extent = type_extent(recvtype);
@@ -296,7 +308,11 @@ int MPIR_Reduce_intra_pip_mcoll(const void *sendbuf, void *recvbuf, MPI_Aint cou
                                 MPI_Datatype datatype, MPI_Op op, int root,
                                 MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
-    if (!MPIR_CX_mcoll_comm_ok(comm) || !MPIR_CX_mcoll_contig(datatype))
+    if (MPIR_CX_mcoll_comm_ok(comm) && MPIR_CX_mcoll_comm_nodes(comm) &&
+        MPIR_Comm_is_parent_comm(comm) && MPIR_Op_is_commutative(op))
+        return MPIR_Reduce_intra_smp(sendbuf, recvbuf, count, datatype, op, root, comm, errflag);
+    if (!MPIR_CX_mcoll_comm_ok(comm) || MPIR_CX_mcoll_comm_nodes(comm) ||
+        !MPIR_CX_mcoll_contig(datatype))
         return MPIR_Reduce_intra_binomial(sendbuf, recvbuf, count, datatype, op, root, comm,
                                           errflag);
     MPIDI_PIP_mcoll_comm_t *st;
@@ -337,13 +353,17 @@ int MPIR_Allreduce_intra_pip_mcoll(const void *sendbuf, void *recvbuf, MPI_Aint 
                                    MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
                                    MPIR_Errflag_t * errflag)
 {
-    if (!MPIR_CX_mcoll_comm_ok(comm) || !MPIR_CX_mcoll_contig(datatype))
+    if (!MPIR_CX_mcoll_comm_ok(comm) || !MPIR_CX_mcoll_contig(datatype) ||
+        (MPIR_CX_mcoll_comm_nodes(comm) && !MPIR_Op_is_commutative(op)))
         return MPIR_Allreduce_intra_recursive_doubling(sendbuf, recvbuf, count, datatype, op,
                                                        comm, errflag);
     MPIDI_PIP_mcoll_comm_t *st;
     int mpi_errno = MPIDI_PIP_mcoll_get(comm, &st);
     if (mpi_errno)
         return mpi_errno;
+    if (st->nodes)
+        return MPIDI_PIP_mcoll_allreduce_nodes(st, sendbuf, recvbuf, count, datatype, op, comm,
+                                               errflag);
     MPIDI_PIP_mcoll_sync_t *s = &st->sync;
     size_t esz = type_size(datatype), bytes = count * esz, lo, hi;
     bool in_place = sendbuf == MPI_IN_PLACE;

@@ -1,0 +1,444 @@
+/*
+ * Copyright (C) MPICH-CX contributors.
+ * See COPYRIGHT in top-level directory
+ *
+ * MPICH-CX PiP-MColl across nodes (paper ch. 4, §4.3.3): "multi-object"
+ * collectives, in which the first P ranks of every node (P: the smallest
+ * node's size, so nodes of unequal sizes work) each talk to the rank of
+ * the same local index on other nodes, while a node's ranks share their
+ * data by posted addresses. Design: doc/design/pip-mcoll.md.
+ *
+ * A node's data is gathered at one of its ranks (the holder: local index
+ * 0, or a scatter's root), in a "stage" buffer the others read and write
+ * by address. Nodes are taken in a rotated order (the rank's own node, or
+ * the root's, first), so that what a node holds is one contiguous range.
+ * The node meetings are the communicator state's sync (this node's ranks).
+ */
+
+#include "pip_mcoll.h"
+
+static int nomem(void)
+{
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_OTHER, "**nomem", 0);
+}
+
+static int peer_failed(void)
+{
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_OTHER, "**fail", 0);
+}
+
+static MPI_Aint type_size(MPI_Datatype datatype)
+{
+    MPI_Aint size;
+    MPIR_Datatype_get_size_macro(datatype, size);
+    return size;
+}
+
+static MPI_Aint type_extent(MPI_Datatype datatype)
+{
+    MPI_Aint extent;
+    MPIR_Datatype_get_extent_macro(datatype, extent);
+    return extent;
+}
+
+/* The comm rank of local index l on node m. */
+static int rank_at(const MPIDI_PIP_mcoll_nodes_t * ns, int m, int l)
+{
+    return ns->rank[ns->first[m] + l];
+}
+
+static int keep(int mpi_errno, int err)
+{
+    return mpi_errno ? mpi_errno : err;
+}
+
+/* How many steps a tree or Bruck's algorithm with this base takes over n
+ * nodes: ceil(log_base n). */
+static unsigned log_steps(int n, int base)
+{
+    unsigned steps = 0;
+    for (long held = 1; held < n; held *= base)
+        steps++;
+    return steps;
+}
+
+/* Send sbytes at sbuf to rank to and receive rbytes at rbuf from rank from
+ * (either may be 0 bytes), both at once. */
+static int exchange(const void *sbuf, size_t sbytes, int to, void *rbuf, size_t rbytes, int from,
+                    int tag, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    MPIR_Request *req[2];
+    int mpi_errno = MPIC_Irecv(rbuf, rbytes, MPI_BYTE, from, tag, comm, &req[0]);
+    if (mpi_errno)
+        return mpi_errno;
+    mpi_errno = MPIC_Isend(sbuf, sbytes, MPI_BYTE, to, tag, comm, &req[1], errflag);
+    if (mpi_errno) {
+        MPIC_Wait(req[0], errflag);
+        MPIR_Request_free(req[0]);
+        return mpi_errno;
+    }
+    return MPIC_Waitall(2, req, MPI_STATUSES_IGNORE, errflag);
+}
+
+/* Paper §4.3.3, allgather for small messages (fixing notes §7 erratum 1:
+ * the peer is node * P + local, here rank_at(node, local)): the stage
+ * (the holder's, at the last meeting's address 0 of local index 0) holds
+ * off[i] bytes before the block of node (node + i) % n; this node's block
+ * is in place. With cur blocks held, object k-1 (k = 1..P) receives the
+ * first min(cur, n - k cur) blocks held by node + k cur and sends as many
+ * of its own to node - k cur; then cur grows P+1 times. The node meets
+ * after each step: the next one sends what other objects received. No
+ * remainder stage: the last step's counts are cut to what is missing. */
+static int bruck(MPIDI_PIP_mcoll_comm_t * st, char *stage, int tag, MPIR_Comm * comm,
+                 MPIR_Errflag_t * errflag)
+{
+    MPIDI_PIP_mcoll_nodes_t *ns = st->nodes;
+    int n = ns->n, base = ns->objects + 1, k = ns->local + 1, mpi_errno = MPI_SUCCESS;
+    const size_t *off = ns->off;
+
+    for (long cur = 1; cur < n; cur *= base) {
+        if (k < base && k * cur < n) {
+            int cnt = (int) (cur < n - k * cur ? cur : n - k * cur);
+            int to = (int) ((ns->node - k * cur % n + n) % n);
+            int from = (int) ((ns->node + k * cur) % n);
+            int err = MPI_SUCCESS;
+            if (stage)
+                err = exchange(stage, off[cnt], rank_at(ns, to, ns->local), stage + off[k * cur],
+                               off[k * cur + cnt] - off[k * cur], rank_at(ns, from, ns->local),
+                               tag, comm, errflag);
+            else if (off[n]) {
+                /* the holder had no memory: empty messages end the peers' steps */
+                exchange(NULL, 0, rank_at(ns, to, ns->local), NULL, 0,
+                         rank_at(ns, from, ns->local), tag, comm, errflag);
+                err = peer_failed();
+            }
+            mpi_errno = keep(mpi_errno, err);
+        }
+        MPIDI_PIP_mcoll_meet(&st->sync);
+    }
+    return mpi_errno;
+}
+
+/* The first meeting of the stage algorithms: the holder (local index 0)
+ * posts a stage of bytes, every rank its input src; returns the stage or
+ * NULL (the holder had no memory). */
+static char *stage_meet(MPIDI_PIP_mcoll_comm_t * st, size_t bytes, const void *src, int *mpi_errno)
+{
+    char *stage = NULL;
+    if (st->sync.rank == 0 && bytes && !(stage = MPIDI_PIP_mcoll_stage(st, bytes)))
+        *mpi_errno = keep(*mpi_errno, nomem());
+    MPIDI_PIP_mcoll_post(&st->sync, src, stage, stage || !bytes);
+    if (!MPIDI_PIP_mcoll_info(&st->sync, 0))
+        *mpi_errno = keep(*mpi_errno, peer_failed());
+    return (char *) MPIDI_PIP_mcoll_addr(&st->sync, 0, 1);
+}
+
+int MPIDI_PIP_mcoll_allgather_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf,
+                                    MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    MPI_Aint recvcount, MPI_Datatype recvtype,
+                                    MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    MPIDI_PIP_mcoll_nodes_t *ns = st->nodes;
+    int n = ns->n, mpi_errno = MPI_SUCCESS;
+    size_t cb = (size_t) recvcount * type_size(recvtype);
+    MPI_Aint extent = type_extent(recvtype);
+
+    for (int i = 0; i < n; i++)
+        ns->off[i + 1] = ns->off[i] + ns->size[(ns->node + i) % n] * cb;
+    char *stage = stage_meet(st, ns->off[n], NULL, &mpi_errno);
+    /* this rank's block into this node's block, at the head of the stage */
+    if (stage && cb) {
+        int err = sendbuf == MPI_IN_PLACE ?
+            MPIR_Localcopy((char *) recvbuf + comm->rank * recvcount * extent, recvcount,
+                           recvtype, stage + ns->local * cb, cb, MPI_BYTE) :
+            MPIR_Localcopy(sendbuf, sendcount, sendtype, stage + ns->local * cb, cb, MPI_BYTE);
+        mpi_errno = keep(mpi_errno, err);
+    }
+    MPIDI_PIP_mcoll_meet(&st->sync);
+    mpi_errno = keep(mpi_errno, bruck(st, stage, MPIR_ALLGATHER_TAG, comm, errflag));
+    /* every rank copies every block to its place (the intranode bcast) */
+    for (int i = 0; i < n && stage && cb; i++) {
+        int m = (ns->node + i) % n;
+        for (int j = 0; j < ns->size[m]; j++) {
+            int r = rank_at(ns, m, j);
+            if (r == comm->rank && sendbuf == MPI_IN_PLACE)
+                continue;
+            mpi_errno = keep(mpi_errno, MPIR_Localcopy(stage + ns->off[i] + j * cb, cb, MPI_BYTE,
+                                                       (char *) recvbuf + r * recvcount * extent,
+                                                       recvcount, recvtype));
+        }
+    }
+    MPIDI_PIP_mcoll_meet(&st->sync);
+    MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_ALLGATHER, cb * comm->local_size);
+    MPIDI_PIP_mcoll_count_nodes(MPIDI_PIP_MCOLL_ALLGATHER, log_steps(n, ns->objects + 1));
+    if (mpi_errno)
+        *errflag = MPIR_ERR_OTHER;
+    return mpi_errno;
+}
+
+/* Elements [lo, hi) of every node rank's posted input (address 0), reduced
+ * in local order into out (rank order within the node). */
+static int reduce_inputs(MPIDI_PIP_mcoll_sync_t * s, size_t lo, size_t hi, size_t esz,
+                         MPI_Datatype datatype, MPI_Op op, char *out)
+{
+    if (hi <= lo)
+        return MPI_SUCCESS;
+    memcpy(out, (const char *) MPIDI_PIP_mcoll_addr(s, s->size - 1, 0) + lo * esz, (hi - lo) * esz);
+    for (int i = s->size - 2; i >= 0; i--) {
+        int mpi_errno = MPIR_Reduce_local((const char *) MPIDI_PIP_mcoll_addr(s, i, 0) + lo * esz,
+                                          out, hi - lo, datatype, op);
+        if (mpi_errno)
+            return mpi_errno;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Elements [*lo, *hi) of the part of chunk c (of n) that object l (of p)
+ * carries in the rings. */
+static void ring_part(size_t count, int n, int c, int p, int l, size_t *lo, size_t *hi)
+{
+    size_t clo, chi, slo, shi;
+    MPIDI_PIP_mcoll_part(count, n, c, &clo, &chi);
+    MPIDI_PIP_mcoll_part(chi - clo, p, l, &slo, &shi);
+    *lo = clo + slo;
+    *hi = clo + shi;
+}
+
+/* Paper §4.3.3, allreduce for medium and large messages: the vector is cut
+ * into n chunks (one per node), each chunk into P parts; object l runs a
+ * ring over the nodes with part l of every chunk: reduce-scatter (after
+ * n-1 steps node m holds chunk m+1 complete), then allgather, both in the
+ * stage. The rings of a node touch disjoint parts: no meetings between
+ * steps. The operation commutes (the rings reduce in ring order). */
+static int rings(MPIDI_PIP_mcoll_comm_t * st, char *stage, size_t count, size_t esz,
+                 MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    MPIDI_PIP_mcoll_nodes_t *ns = st->nodes;
+    int n = ns->n, p = ns->objects, l = ns->local, mpi_errno = MPI_SUCCESS;
+    int right = rank_at(ns, (ns->node + 1) % n, l), left = rank_at(ns, (ns->node + n - 1) % n, l);
+    size_t slo, shi, rlo, rhi, most = (count + (size_t) n * p - 1) / ((size_t) n * p) + 1;
+    char *tmp = MPIDI_PIP_mcoll_tmp(st, most * esz);
+
+    if (!tmp || !stage)
+        mpi_errno = tmp ? peer_failed() : nomem();
+    for (int s = 0; s < n - 1; s++) {
+        ring_part(count, n, (ns->node - s + n) % n, p, l, &slo, &shi);
+        ring_part(count, n, (ns->node - s - 1 + 2 * n) % n, p, l, &rlo, &rhi);
+        if (mpi_errno) {
+            /* still send (nothing) and receive, so that the ring ends */
+            exchange(NULL, 0, right, tmp, tmp ? (rhi - rlo) * esz : 0, left,
+                     MPIR_ALLREDUCE_TAG, comm, errflag);
+            continue;
+        }
+        mpi_errno = exchange(stage + slo * esz, (shi - slo) * esz, right, tmp, (rhi - rlo) * esz,
+                             left, MPIR_ALLREDUCE_TAG, comm, errflag);
+        if (!mpi_errno)
+            mpi_errno = MPIR_Reduce_local(tmp, stage + rlo * esz, rhi - rlo, datatype, op);
+    }
+    for (int s = 0; s < n - 1; s++) {
+        ring_part(count, n, (ns->node + 1 - s + n) % n, p, l, &slo, &shi);
+        ring_part(count, n, (ns->node - s + n) % n, p, l, &rlo, &rhi);
+        if (mpi_errno) {
+            exchange(NULL, 0, right, tmp, tmp ? (rhi - rlo) * esz : 0, left,
+                     MPIR_ALLREDUCE_TAG, comm, errflag);
+            continue;
+        }
+        mpi_errno = exchange(stage + slo * esz, (shi - slo) * esz, right, stage + rlo * esz,
+                             (rhi - rlo) * esz, left, MPIR_ALLREDUCE_TAG, comm, errflag);
+    }
+    return mpi_errno;
+}
+
+/* Each node first reduces its ranks' inputs into the head of the stage
+ * (every rank a part, as the single-node reduce). Small vectors: Bruck's
+ * allgather of the node results (log_{P+1} n steps), and every rank folds
+ * them in node order, the same on every rank (fixing notes §7 erratum 2,
+ * the paper's recursive Bruck with remainder buffers: this needs no
+ * remainder stage). Larger: the rings above, then every rank copies the
+ * result. */
+int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf,
+                                    void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
+                                    MPI_Op op, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    MPIDI_PIP_mcoll_nodes_t *ns = st->nodes;
+    MPIDI_PIP_mcoll_sync_t *s = &st->sync;
+    int n = ns->n, mpi_errno = MPI_SUCCESS;
+    size_t esz = type_size(datatype), bytes = count * esz, lo, hi;
+    MPI_Aint true_lb = 0, true_extent;
+    if (!HANDLE_IS_BUILTIN(datatype))
+        MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
+    char *dst = (char *) recvbuf + true_lb;
+    const char *src = sendbuf == MPI_IN_PLACE ? dst : (const char *) sendbuf + true_lb;
+    bool small = bytes <= (size_t) MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL;
+    unsigned steps;
+
+    for (int i = 0; i <= n; i++)
+        ns->off[i] = i * bytes;
+    char *stage = stage_meet(st, small ? n * bytes : bytes, src, &mpi_errno);
+    int nparts = MPIDI_PIP_mcoll_nparts(count, esz, s->size, MPIR_CVAR_CH4_CX_MCOLL_PART_MIN);
+    if (s->rank < nparts && stage && !mpi_errno) {
+        MPIDI_PIP_mcoll_part(count, nparts, s->rank, &lo, &hi);
+        mpi_errno = reduce_inputs(s, lo, hi, esz, datatype, op, stage + lo * esz);
+    }
+    /* after this meeting nobody reads the inputs: recvbuf may be written */
+    MPIDI_PIP_mcoll_meet(s);
+    if (small) {
+        mpi_errno = keep(mpi_errno, bruck(st, stage, MPIR_ALLREDUCE_TAG, comm,
+                                          errflag));
+        steps = log_steps(n, ns->objects + 1);
+        /* node m's result is at stage index (m - node) mod n */
+        if (stage && bytes && !mpi_errno) {
+            memcpy(dst, stage + ((n - 1 - ns->node + n) % n) * bytes, bytes);
+            for (int m = n - 2; m >= 0 && !mpi_errno; m--)
+                mpi_errno = MPIR_Reduce_local(stage + ((m - ns->node + n) % n) * bytes, dst,
+                                              count, datatype, op);
+        }
+    } else {
+        if (ns->local < ns->objects)
+            mpi_errno = keep(mpi_errno, rings(st, stage, count, esz, datatype, op, comm,
+                                              errflag));
+        steps = 2 * (n - 1);
+        MPIDI_PIP_mcoll_meet(s);
+        if (stage && !mpi_errno)
+            memcpy(dst, stage, bytes);
+    }
+    MPIDI_PIP_mcoll_meet(s);
+    MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_ALLREDUCE, bytes * (small ? n : 1));
+    MPIDI_PIP_mcoll_count_nodes(MPIDI_PIP_MCOLL_ALLREDUCE, steps);
+    if (mpi_errno)
+        *errflag = MPIR_ERR_OTHER;
+    return mpi_errno;
+}
+
+/* Paper §4.3.3, scatter over a (P+1)-ary tree of nodes, any root and node
+ * sizes (the paper's root 0 and power-of-(P+1) node counts lifted). Nodes
+ * are numbered from the root's (v = node - root node mod n); node v
+ * receives, at its holder, the blocks of every node of its subtree [v, e)
+ * in that order, once; then its objects send the subtrees of its children
+ * at every level at once (object k-1 the k-th child of each level) while
+ * every rank copies its own block out (the overlapped intranode scatter).
+ * The holder is local index 0, on the root's node the root. */
+int MPIDI_PIP_mcoll_scatter_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf,
+                                  MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  MPI_Aint recvcount, MPI_Datatype recvtype, int root,
+                                  MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    MPIDI_PIP_mcoll_nodes_t *ns = st->nodes;
+    MPIDI_PIP_mcoll_sync_t *s = &st->sync;
+    int n = ns->n, base = ns->objects + 1, mpi_errno = MPI_SUCCESS;
+    int rnode = ns->node_of[root], v = (ns->node - rnode + n) % n;
+    bool root_node = v == 0, is_root = comm->rank == root;
+    size_t cb = (size_t) (is_root ? sendcount * type_size(sendtype) :
+                          recvcount * type_size(recvtype));
+    int holder = root_node ? ns->local_of[root] : 0;
+
+    for (int u = 0; u < n; u++)
+        ns->off[u + 1] = ns->off[u] + ns->size[(rnode + u) % n] * cb;
+    /* where this node sits in the tree: its subtree [v, end), its parent */
+    int start = 0, end = n, parent = -1, pk = 0;
+    while (start != v) {
+        int sub = (end - start + base - 1) / base, k = (v - start) / sub;
+        if (k) {
+            parent = start;
+            pk = k;
+            start += k * sub;
+        }
+        end = start + sub < end ? start + sub : end;
+    }
+    size_t lo = ns->off[v], bytes = ns->off[end] - lo;
+    char *stage = NULL;
+
+    if (s->rank == holder && !root_node && bytes && !(stage = MPIDI_PIP_mcoll_stage(st, bytes)))
+        mpi_errno = nomem();
+    if (!root_node) {
+        if (s->rank == holder) {
+            /* object pk-1 of the parent sends (nothing if it failed) */
+            int from = rank_at(ns, (parent + rnode) % n, pk - 1);
+            mpi_errno = keep(mpi_errno, MPIC_Recv(stage, stage ? bytes : 0, MPI_BYTE, from,
+                                                  MPIR_SCATTER_TAG, comm, MPI_STATUS_IGNORE,
+                                                  errflag));
+        }
+        MPIDI_PIP_mcoll_post(s, stage, NULL, !mpi_errno);
+        if (!MPIDI_PIP_mcoll_info(s, holder))
+            mpi_errno = keep(mpi_errno, peer_failed());
+        stage = (char *) MPIDI_PIP_mcoll_addr(s, holder, 0);
+    } else {
+        /* the root's blocks go to the stage in node order, each rank of
+         * the node copying its share, unless they are in it already */
+        const void *src = NULL;
+        bool in_order = true;
+        for (int u = 0; u < n && in_order; u++)
+            for (int j = 0; j < ns->size[(rnode + u) % n] && in_order; j++)
+                in_order = rank_at(ns, (rnode + u) % n, j) * cb == ns->off[u] + j * cb;
+        if (is_root) {
+            int contig;
+            MPIR_Datatype_is_contig(sendtype, &contig);
+            if (contig && in_order) {
+                MPI_Aint true_lb = 0, true_extent;
+                if (!HANDLE_IS_BUILTIN(sendtype))
+                    MPIR_Type_get_true_extent_impl(sendtype, &true_lb, &true_extent);
+                src = stage = (char *) sendbuf + true_lb;
+            } else if (!(stage = MPIDI_PIP_mcoll_stage(st, ns->off[n] + (contig ? 0 : ns->off[n])))) {
+                mpi_errno = nomem();
+            } else if (!contig) {
+                src = stage + ns->off[n];
+                mpi_errno = MPIR_Localcopy(sendbuf, sendcount * comm->local_size, sendtype,
+                                           stage + ns->off[n], ns->off[n], MPI_BYTE);
+            } else {
+                MPI_Aint true_lb = 0, true_extent;
+                if (!HANDLE_IS_BUILTIN(sendtype))
+                    MPIR_Type_get_true_extent_impl(sendtype, &true_lb, &true_extent);
+                src = (char *) sendbuf + true_lb;
+            }
+        }
+        MPIDI_PIP_mcoll_post(s, stage, src, !mpi_errno);
+        if (!MPIDI_PIP_mcoll_info(s, holder))
+            mpi_errno = keep(mpi_errno, peer_failed());
+        stage = (char *) MPIDI_PIP_mcoll_addr(s, holder, 0);
+        src = MPIDI_PIP_mcoll_addr(s, holder, 1);
+        if (stage != src && stage && cb) {
+            int i = 0;
+            for (int u = 0; u < n; u++)
+                for (int j = 0; j < ns->size[(rnode + u) % n]; j++, i++)
+                    if (i % s->size == s->rank)
+                        memcpy(stage + ns->off[u] + j * cb,
+                               (const char *) src + rank_at(ns, (rnode + u) % n, j) * cb, cb);
+        }
+        MPIDI_PIP_mcoll_meet(s);
+    }
+
+    /* children: at each level of [v, end) the k-th goes to object k-1 */
+    int nreq = 0;
+    MPIR_Request *req[64];
+    for (int a = v, e = end; e - a > 1;) {
+        int sub = (e - a + base - 1) / base;
+        int k = s->rank + 1;
+        int c = a + k * sub;
+        if (k < base && c < e && nreq < 64) {
+            int ce = c + sub < e ? c + sub : e;
+            int to = rank_at(ns, (c + rnode) % n, 0);
+            int err = MPIC_Isend(stage ? stage + ns->off[c] - lo : NULL,
+                                 stage ? ns->off[ce] - ns->off[c] : 0, MPI_BYTE, to,
+                                 MPIR_SCATTER_TAG, comm, &req[nreq], errflag);
+            if (err)
+                mpi_errno = keep(mpi_errno, err);
+            else
+                nreq++;
+        }
+        e = a + sub;
+    }
+    /* this rank's own block, while the sends go */
+    if (!(is_root && recvbuf == MPI_IN_PLACE) && stage && cb)
+        mpi_errno = keep(mpi_errno, MPIR_Localcopy(stage + s->rank * cb,
+                                                   cb, MPI_BYTE, recvbuf, recvcount, recvtype));
+    if (nreq)
+        mpi_errno = keep(mpi_errno, MPIC_Waitall(nreq, req, MPI_STATUSES_IGNORE, errflag));
+    MPIDI_PIP_mcoll_meet(s);
+    MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_SCATTER, cb);
+    MPIDI_PIP_mcoll_count_nodes(MPIDI_PIP_MCOLL_SCATTER, log_steps(n, base));
+    if (mpi_errno)
+        *errflag = MPIR_ERR_OTHER;
+    return mpi_errno;
+}
