@@ -66,6 +66,23 @@ class ParseTest(unittest.TestCase):
             self.assertEqual(compare.mpi_tool(d, "mpicc"), os.path.join(d, "bin", "mpicc.openmpi"))
             self.assertEqual(compare.mpi_tool(d, "mpiexec"), os.path.join(d, "bin", "mpiexec"))
 
+    def test_emulated_nodes(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "bin"))
+            self.assertEqual(compare.mpiexec_cmd(d, 4, "b", ["-x"]),
+                             [os.path.join(d, "bin", "mpiexec"), "-hosts", "localhost", "-n", "4", "b", "-x"])
+            compare.EMULATED_NODES = 3
+            try:
+                self.assertEqual(compare.mpiexec_cmd(d, 7, "b", []),
+                                 [os.path.join(d, "bin", "mpiexec"), "-launcher", "fork", "-hosts",
+                                  "cxnode1,cxnode2,cxnode3", "-ppn", "3", "-n", "7", "b"])
+                open(os.path.join(d, "bin", "ompi_info"), "w").close()
+                os.chmod(os.path.join(d, "bin", "ompi_info"), 0o755)
+                with self.assertRaises(compare.CompareError):
+                    compare.mpiexec_cmd(d, 4, "b", [])
+            finally:
+                compare.EMULATED_NODES = 0
+
 
 class AggregateTest(unittest.TestCase):
     def test_median_and_ratio(self):
