@@ -14,6 +14,7 @@
 bad_cvar mpi/cvar/bad-mcoll MPIR_CVAR_CH4_CX_MCOLL always "Invalid value 'always' of MPIR_CVAR_CH4_CX_MCOLL; valid values: auto or off"
 bad_cvar mpi/cvar/bad-mcoll-small MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL; valid values: a message size in bytes, 0 or more"
 bad_cvar mpi/cvar/bad-mcoll-nodes-small MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL -2 "Invalid value '-2' of MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL; valid values: a message size in bytes, 0 or more"
+bad_cvar mpi/cvar/bad-mcoll-nodes-ring MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLGATHER_RING -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLGATHER_RING; valid values: a message size in bytes, 0 or more"
 bad_cvar mpi/cvar/bad-mcoll-part MPIR_CVAR_CH4_CX_MCOLL_PART_MIN 0 "Invalid value '0' of MPIR_CVAR_CH4_CX_MCOLL_PART_MIN; valid values: a size in bytes, 1 or more"
 
 if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
@@ -76,6 +77,11 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
         "$work/mpi/mcoll_sweep" expect-nodes steps=1 quick
     pip_run mcoll-cliques-3 300 "$mok" -pip -genv MPIR_CVAR_NUM_CLIQUES 3 -genv FI_PROVIDER tcp \
         -n 7 "$work/mpi/mcoll_sweep" expect-nodes steps=1
+    # the multi-object ring for every allgather: unequal nodes, cliques
+    nodes_run mcoll-nodes-ring-unequal 300 "$mok" cxnode1:2,cxnode2:4,cxnode3:3 -pip \
+        -genv MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLGATHER_RING 0 -n 9 "$work/mpi/mcoll_sweep" expect-nodes quick
+    pip_run mcoll-cliques-ring 300 "$mok" -pip -genv MPIR_CVAR_NUM_CLIQUES 3 -genv FI_PROVIDER tcp \
+        -genv MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLGATHER_RING 0 -n 7 "$work/mpi/mcoll_sweep" expect-nodes quick
     # the rings (and parts of one element) for every allreduce
     nodes_run mcoll-nodes-rings 300 "$mok" cxnode1,cxnode2,cxnode3 -ppn 2 -pip \
         -genv MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL 0 -genv MPIR_CVAR_CH4_CX_MCOLL_PART_MIN 1 \

@@ -63,6 +63,19 @@ cvars:
         node do a reduce-scatter and an allgather (2(N-1) steps of 1/(NP)
         of the vector each).
 
+    - name        : MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLGATHER_RING
+      category    : CH4_CX_MCOLL
+      type        : int
+      default     : 32768
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        pip_mcoll MPI_Allgather across nodes: up to this many bytes per rank
+        Bruck's algorithm with base P+1 over the nodes (log steps, through
+        a stage buffer); above it the multi-object ring (N-1 steps, straight
+        into the receive buffers, the intranode copies overlapped).
+
     - name        : MPIR_CVAR_CH4_CX_MCOLL_PART_MIN
       category    : CH4_CX_MCOLL
       type        : int
@@ -100,6 +113,10 @@ int MPIDI_PIP_mcoll_init_local(void)
     if (MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL < 0)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL",
                                          MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL,
+                                         "a message size in bytes, 0 or more");
+    if (MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLGATHER_RING < 0)
+        return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLGATHER_RING",
+                                         MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLGATHER_RING,
                                          "a message size in bytes, 0 or more");
     if (MPIR_CVAR_CH4_CX_MCOLL_PART_MIN < 1)
         return MPIDI_CX_cvar_invalid_int("MPIR_CVAR_CH4_CX_MCOLL_PART_MIN",

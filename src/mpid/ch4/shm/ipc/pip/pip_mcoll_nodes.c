@@ -135,6 +135,113 @@ static char *stage_meet(MPIDI_PIP_mcoll_comm_t * st, size_t bytes, const void *s
     return (char *) MPIDI_PIP_mcoll_addr(&st->sync, 0, 1);
 }
 
+/* Paper §4.3.3, allgather for medium and large messages: the multi-object
+ * ring. Object l forwards, around the ring of nodes, the blocks of local
+ * indices l, l+P, ... of every node (one block per step when nodes are
+ * equal), each received straight into its own receive buffer at its place;
+ * after every step's meeting the node's other ranks copy those blocks from
+ * it (the intranode bcast, overlapped with the next step's traffic). A rank
+ * whose receive type is not contiguous lands the blocks in scratch and
+ * unpacks them at the end (the choice of algorithm cannot depend on it:
+ * a peer may use another type). */
+static int ring_allgather(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf, MPI_Aint sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
+                          MPI_Datatype recvtype, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    MPIDI_PIP_mcoll_nodes_t *ns = st->nodes;
+    MPIDI_PIP_mcoll_sync_t *s = &st->sync;
+    int n = ns->n, p = ns->objects, li = ns->local, size = comm->local_size;
+    int mpi_errno = MPI_SUCCESS;
+    size_t cb = (size_t) recvcount * type_size(recvtype);
+    MPI_Aint extent = type_extent(recvtype);
+    int right = rank_at(ns, (ns->node + 1) % n, li), left = rank_at(ns, (ns->node + n - 1) % n, li);
+    char *land;
+
+    if (MPIR_CX_mcoll_contig(recvtype)) {
+        MPI_Aint true_lb = 0, true_extent;
+        if (!HANDLE_IS_BUILTIN(recvtype))
+            MPIR_Type_get_true_extent_impl(recvtype, &true_lb, &true_extent);
+        land = (char *) recvbuf + true_lb;
+        if (sendbuf != MPI_IN_PLACE)
+            mpi_errno = MPIR_Localcopy(sendbuf, sendcount, sendtype, land + comm->rank * cb, cb,
+                                       MPI_BYTE);
+    } else if ((land = MPIDI_PIP_mcoll_tmp(st, size * cb))) {
+        mpi_errno = sendbuf != MPI_IN_PLACE ?
+            MPIR_Localcopy(sendbuf, sendcount, sendtype, land + comm->rank * cb, cb, MPI_BYTE) :
+            MPIR_Localcopy((char *) recvbuf + comm->rank * recvcount * extent, recvcount,
+                           recvtype, land + comm->rank * cb, cb, MPI_BYTE);
+    } else {
+        mpi_errno = nomem();
+    }
+    MPIDI_PIP_mcoll_post(s, land, NULL, land && !mpi_errno);
+    bool all_posted = true;
+    for (int j = 0; j < s->size; j++) {
+        st->posted[j] = MPIDI_PIP_mcoll_addr(s, j, 0);
+        all_posted = all_posted && MPIDI_PIP_mcoll_info(s, j);
+    }
+    if (!all_posted)
+        mpi_errno = keep(mpi_errno, peer_failed());
+    /* this node's blocks, from their owners */
+    for (int j = 0; j < s->size && all_posted; j++) {
+        int r = rank_at(ns, ns->node, j);
+        if (j != li)
+            memcpy(land + r * cb, (const char *) st->posted[j] + r * cb, cb);
+    }
+    for (int step = 0; step < n; step++) {
+        int nreq = 0;
+        MPIR_Request **req = NULL;
+        if (li < p && step < n - 1) {
+            int sm = (ns->node - step + n) % n, rm = (ns->node - step - 1 + n) % n;
+            req = MPL_malloc(((ns->size[sm] + ns->size[rm]) / p + 2) * sizeof(*req), MPL_MEM_COLL);
+            if (!req)
+                mpi_errno = keep(mpi_errno, nomem());
+            for (int j = li; j < ns->size[rm] && req; j += p) {
+                int r = rank_at(ns, rm, j);
+                int err = MPIC_Irecv(all_posted ? land + r * cb : NULL, all_posted ? cb : 0,
+                                     MPI_BYTE, left, MPIR_ALLGATHER_TAG, comm, &req[nreq]);
+                if (err)
+                    mpi_errno = keep(mpi_errno, err);
+                else
+                    nreq++;
+            }
+            for (int j = li; j < ns->size[sm] && req; j += p) {
+                int r = rank_at(ns, sm, j);
+                const char *from = step ? land : (const char *) st->posted[j];
+                int err = MPIC_Isend(all_posted ? from + r * cb : NULL, all_posted ? cb : 0,
+                                     MPI_BYTE, right, MPIR_ALLGATHER_TAG, comm, &req[nreq],
+                                     errflag);
+                if (err)
+                    mpi_errno = keep(mpi_errno, err);
+                else
+                    nreq++;
+            }
+        }
+        /* the blocks the node's other objects received at the last step */
+        if (step > 0 && all_posted) {
+            int m = (ns->node - step + n) % n;
+            for (int j = 0; j < ns->size[m]; j++) {
+                int r = rank_at(ns, m, j);
+                if (j % p != li)
+                    memcpy(land + r * cb, (const char *) st->posted[j % p] + r * cb, cb);
+            }
+        }
+        if (nreq)
+            mpi_errno = keep(mpi_errno, MPIC_Waitall(nreq, req, MPI_STATUSES_IGNORE, errflag));
+        MPL_free(req);
+        if (step < n - 1)
+            MPIDI_PIP_mcoll_meet(s);
+    }
+    if (land && land != (char *) recvbuf && all_posted && !MPIR_CX_mcoll_contig(recvtype))
+        mpi_errno = keep(mpi_errno, MPIR_Localcopy(land, size * cb, MPI_BYTE, recvbuf,
+                                                   recvcount * size, recvtype));
+    MPIDI_PIP_mcoll_meet(s);
+    MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_ALLGATHER, cb * size);
+    MPIDI_PIP_mcoll_count_nodes(MPIDI_PIP_MCOLL_ALLGATHER, n - 1);
+    if (mpi_errno)
+        *errflag = MPIR_ERR_OTHER;
+    return mpi_errno;
+}
+
 int MPIDI_PIP_mcoll_allgather_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf,
                                     MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,
                                     MPI_Aint recvcount, MPI_Datatype recvtype,
@@ -145,6 +252,9 @@ int MPIDI_PIP_mcoll_allgather_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
     size_t cb = (size_t) recvcount * type_size(recvtype);
     MPI_Aint extent = type_extent(recvtype);
 
+    if (cb > (size_t) MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLGATHER_RING)
+        return ring_allgather(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              comm, errflag);
     for (int i = 0; i < n; i++)
         ns->off[i + 1] = ns->off[i] + ns->size[(ns->node + i) % n] * cb;
     char *stage = stage_meet(st, ns->off[n], NULL, &mpi_errno);
@@ -285,8 +395,7 @@ int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
     /* after this meeting nobody reads the inputs: recvbuf may be written */
     MPIDI_PIP_mcoll_meet(s);
     if (small) {
-        mpi_errno = keep(mpi_errno, bruck(st, stage, MPIR_ALLREDUCE_TAG, comm,
-                                          errflag));
+        mpi_errno = keep(mpi_errno, bruck(st, stage, MPIR_ALLREDUCE_TAG, comm, errflag));
         steps = log_steps(n, ns->objects + 1);
         /* node m's result is at stage index (m - node) mod n */
         if (stage && bytes && !mpi_errno) {
@@ -297,8 +406,7 @@ int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
         }
     } else {
         if (ns->local < ns->objects)
-            mpi_errno = keep(mpi_errno, rings(st, stage, count, esz, datatype, op, comm,
-                                              errflag));
+            mpi_errno = keep(mpi_errno, rings(st, stage, count, esz, datatype, op, comm, errflag));
         steps = 2 * (n - 1);
         MPIDI_PIP_mcoll_meet(s);
         if (stage && !mpi_errno)
