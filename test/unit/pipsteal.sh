@@ -4,7 +4,8 @@
 # MPI: an owner and workers as threads, victim choice on fake NUMA maps;
 # which window peers PiP tasks reach directly (pip_win_reach.h); Daps's
 # guard and steal protocol (mpichcx_daps.h, pip_daps.h); PiP-MColl's
-# meetings and partition (pip_mcoll_sync.h).
+# meetings and partition (pip_mcoll_sync.h) and SIMD reductions
+# (pip_mcoll_vec.h).
 # Built and run normally, under ThreadSanitizer and under AddressSanitizer
 # + UBSan (unit/pipsteal/[tsan/|asan/]NAME). Builds into
 # ${T_WORKDIR:-/tmp/cx-pipsteal-tests}.
@@ -14,7 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=${T_WORKDIR:-/tmp/cx-pipsteal-tests}
 tests=(segments alone steal waiter shared-waiter reduce window victims stream)
 daps_tests=(exclusion nested disable pick threads)
-mcoll_tests=(posts reuse parts)
+mcoll_tests=(posts reuse parts oneway)
 
 # VARIANT CFLAGS
 for v in "normal|-O2 -g -Wall -Wextra -std=c11" \
@@ -34,6 +35,7 @@ for v in "normal|-O2 -g -Wall -Wextra -std=c11" \
         for t in "${mcoll_tests[@]}"; do
             t_result FAIL "unit/mcoll/${sub}$t" "build failed; log: $log"
         done
+        t_result FAIL "unit/mcoll/${sub}vec" "build failed; log: $log"
         continue
     fi
     for t in "${tests[@]}"; do
@@ -46,4 +48,5 @@ for v in "normal|-O2 -g -Wall -Wextra -std=c11" \
     for t in "${mcoll_tests[@]}"; do
         t_run "unit/mcoll/${sub}$t" 120 "$work/$name/test_mcoll_sync" "$t"
     done
+    t_run "unit/mcoll/${sub}vec" 120 "$work/$name/test_mcoll_vec"
 done

@@ -34,6 +34,10 @@ if [ -x "$prefix/bin/mpich-cx-piphost" ]; then
         -genv MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL 0 -n 3 "$work/mpi/mcoll_sweep" expect-mcoll quick
     pip_run mcoll-small-3 300 "$mok" -pip -genv MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL 100000000 \
         -n 3 "$work/mpi/mcoll_sweep" expect-mcoll quick
+    # the small bcast's root leaves at once: runs of them, lagging readers,
+    # communicators freed in a loop; 8 ranks on 2 cores
+    pip_run mcoll-oneway-3 300 "$mok" -pip -n 3 "$work/mpi/mcoll_oneway" 300 expect-mcoll
+    pip_run mcoll-oneway-8 300 "$mok" -pip -n 8 "$work/mpi/mcoll_oneway" 100 expect-mcoll
     # 6 ranks on 2 cores: the waits yield
     pip_run mcoll-auto-6 300 "$mok" -pip -n 6 "$work/mpi/mcoll_sweep" expect-mcoll quick
     # under every thread-safety model (their waits and locks in the

@@ -12,6 +12,10 @@
  *           the new communicator's meetings line up
  *   parts   the parts of a vector cover it once, in order, balanced, and
  *           never smaller than the minimum unless there is one part
+ *   oneway  one-way steps (a root publishes its stage and goes on; the
+ *           same root several times in a row, then meetings) mixed with
+ *           meetings: every taker reads the value of its step, never the
+ *           next one, and the slots' steps line up at the end
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -143,6 +147,67 @@ static void test_reuse(void)
     CHECK(slots[0].step == 400 && slots[2].step == 400 && slots[1].step == 200);
 }
 
+static uint64_t fill_want(char *stage, void *arg)
+{
+    long want = *(long *) arg;
+    memcpy(stage, &want, sizeof(want));
+    memset(stage + sizeof(want), (int) (want & 0x7f), 64);
+    return 1;
+}
+
+/* Rounds of: 3 one-way steps from root r % n, then a meeting whose posted
+ * address must be the peer's value of this round, and the closing one. */
+static void *oneway_rank(void *arg)
+{
+    int rank = (int) (long) arg;
+    unsigned seed = 11u * rank + 5;
+    long mine;
+    MPIDI_PIP_mcoll_sync_t s = { nranks, rank, 0, peers };
+    for (int r = 0; r < rounds; r++) {
+        int root = r % nranks;
+        for (int k = 0; k < 3; k++) {
+            long want = (long) r * 100 + k;
+            if (rank == root) {
+                MPIDI_PIP_mcoll_publish(&s, fill_want, &want);
+                jitter(&seed);
+            } else {
+                jitter(&seed);
+                const char *stage = MPIDI_PIP_mcoll_take(&s, root);
+                long got;
+                memcpy(&got, stage, sizeof(got));
+                jitter(&seed);
+                CHECK(got == want);
+                for (int b = 0; b < 64; b++)
+                    CHECK(stage[sizeof(long) + b] == (char) (want & 0x7f));
+                CHECK(MPIDI_PIP_mcoll_take_info(&s, root) == 1);
+                MPIDI_PIP_mcoll_taken(&s);
+            }
+        }
+        mine = (long) r * nranks + rank;
+        MPIDI_PIP_mcoll_post(&s, &mine, NULL, 0);
+        for (int j = 0; j < nranks; j++) {
+            jitter(&seed);
+            CHECK(*(const long *) MPIDI_PIP_mcoll_addr(&s, j, 0) == (long) r * nranks + j);
+        }
+        /* as a collective ends (finish()): the posted buffers are free */
+        MPIDI_PIP_mcoll_meet(&s);
+    }
+    /* as at a communicator's free: every peer has finished the last step */
+    MPIDI_PIP_mcoll_quiesce(&s);
+    return NULL;
+}
+
+static void test_oneway(void)
+{
+    for (int n = 2; n <= MAXP; n += 3) {
+        setup(n);
+        rounds = 300;
+        run_ranks(oneway_rank);
+        for (int i = 0; i < n; i++)
+            CHECK(slots[i].step == 5u * rounds);
+    }
+}
+
 static void test_parts(void)
 {
     size_t counts[] = { 0, 1, 2, 3, 7, 64, 1000, 1023, 65536, 65537, 1000003 };
@@ -178,7 +243,7 @@ static void test_parts(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s posts|reuse|parts\n", argv[0]);
+        fprintf(stderr, "usage: %s posts|reuse|parts|oneway\n", argv[0]);
         return 2;
     }
     if (!strcmp(argv[1], "posts"))
@@ -187,6 +252,8 @@ int main(int argc, char **argv)
         test_reuse();
     else if (!strcmp(argv[1], "parts"))
         test_parts();
+    else if (!strcmp(argv[1], "oneway"))
+        test_oneway();
     else {
         fprintf(stderr, "unknown test %s\n", argv[1]);
         return 2;

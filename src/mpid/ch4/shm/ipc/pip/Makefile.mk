@@ -13,6 +13,7 @@ noinst_HEADERS += src/mpid/ch4/shm/ipc/pip/pip_pre.h \
                   src/mpid/ch4/shm/ipc/pip/pip_daps_hooks.h \
                   src/mpid/ch4/shm/ipc/pip/pip_mcoll.h \
                   src/mpid/ch4/shm/ipc/pip/pip_mcoll_sync.h \
+                  src/mpid/ch4/shm/ipc/pip/pip_mcoll_vec.h \
                   src/mpid/ch4/shm/ipc/pip/pip_mcoll_hooks.h
 
 mpi_core_sources += src/mpid/ch4/shm/ipc/pip/pip_init.c \

@@ -21,6 +21,7 @@
         MPIDI_PROGRESS_YIELD();                 \
     } while (0)
 #include "pip_mcoll_sync.h"
+#include "pip_mcoll_vec.h"
 #include "mpichcx_mcoll.h"
 
 /* A communicator whose ranks sit on several nodes, each node's ranks tasks
@@ -82,6 +83,32 @@ int MPIDI_PIP_mcoll_allgather_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
 int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf,
                                     void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
                                     MPI_Op op, MPIR_Comm * comm, MPIR_Errflag_t * errflag);
+
+/* inout = in op inout, as MPIR_Reduce_local: MPI_SUM and MPI_PROD on the
+ * 4- and 8-byte arithmetic types by SIMD loops (pip_mcoll_vec.h), the rest
+ * by MPICH. */
+static inline int MPIDI_PIP_mcoll_reduce_local(const void *in, void *inout, MPI_Aint count,
+                                               MPI_Datatype datatype, MPI_Op op)
+{
+    int vop = op == MPI_SUM ? MPIDI_PIP_VEC_SUM : op == MPI_PROD ? MPIDI_PIP_VEC_PROD : -1;
+    int vtype = -1;
+    if (vop >= 0 && HANDLE_IS_BUILTIN(datatype)) {
+        if (datatype == MPI_FLOAT || datatype == MPI_REAL4)
+            vtype = MPIDI_PIP_VEC_F32;
+        else if (datatype == MPI_DOUBLE || datatype == MPI_REAL8)
+            vtype = MPIDI_PIP_VEC_F64;
+        else if (datatype == MPI_INT || datatype == MPI_UNSIGNED || datatype == MPI_INT32_T ||
+                 datatype == MPI_UINT32_T || datatype == MPI_INTEGER4)
+            vtype = sizeof(int) == 4 ? MPIDI_PIP_VEC_U32 : -1;
+        else if (datatype == MPI_LONG || datatype == MPI_UNSIGNED_LONG ||
+                 datatype == MPI_LONG_LONG || datatype == MPI_UNSIGNED_LONG_LONG ||
+                 datatype == MPI_INT64_T || datatype == MPI_UINT64_T || datatype == MPI_INTEGER8)
+            vtype = MPIR_Datatype_get_basic_size(datatype) == 8 ? MPIDI_PIP_VEC_U64 : -1;
+    }
+    if (vtype >= 0 && MPIDI_PIP_mcoll_vec(vtype, vop, in, inout, (size_t) count))
+        return MPI_SUCCESS;
+    return MPIR_Reduce_local(in, inout, count, datatype, op);
+}
 
 static inline void MPIDI_PIP_mcoll_count(int coll, size_t bytes)
 {

@@ -212,7 +212,7 @@ static MPIDI_PIP_mcoll_slot_t *slot_take(void)
         pool = p->next;
     pthread_mutex_unlock(&pool_mutex);
     if (!p) {
-        if (posix_memalign((void **) &p, sizeof(MPIDI_PIP_mcoll_slot_t), sizeof(*p)))
+        if (posix_memalign((void **) &p, 64, sizeof(*p)))
             return NULL;
         memset(p, 0, sizeof(*p));
     }
@@ -309,6 +309,8 @@ void MPIDI_PIP_mcoll_comm_free(MPIR_Comm * comm)
     MPIDI_COMM(comm, cx_mcoll) = NULL;
     if (!st || st == (void *) &comm_fit || st == (void *) &comm_unfit)
         return;
+    /* a peer may still be taking this rank's last one-way step */
+    MPIDI_PIP_mcoll_quiesce(&st->sync);
     slot_give(st->sync.peer[st->sync.rank].slot);
     MPL_free(st->sync.peer);
     MPL_free(st->posted);

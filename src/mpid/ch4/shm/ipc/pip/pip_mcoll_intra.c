@@ -114,6 +114,48 @@ static int finish(MPIDI_PIP_mcoll_sync_t * s, int coll, size_t bytes, int mpi_er
     return mpi_errno;
 }
 
+struct stage_fill {
+    const void *buf;
+    MPI_Aint count;
+    MPI_Datatype datatype;
+    size_t bytes;
+    int mpi_errno;
+};
+
+static uint64_t fill_stage(char *stage, void *arg)
+{
+    struct stage_fill *f = arg;
+    f->mpi_errno = MPIR_Localcopy(f->buf, f->count, f->datatype, stage, f->bytes, MPI_BYTE);
+    return f->mpi_errno == MPI_SUCCESS;
+}
+
+/* Paper §4.3.4, small bcast: the root copies the data into its slot's
+ * stage and leaves at once (a one-way step, pip_mcoll_sync.h); the others
+ * copy it out. The stage lives in the pooled slot, which outlives the
+ * communicator (a freed communicator's slot is given up only once every
+ * peer has finished its last step). */
+static int staged_bcast(MPIDI_PIP_mcoll_sync_t * s, void *buffer, MPI_Aint count,
+                        MPI_Datatype datatype, size_t bytes, int root, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (s->rank == root) {
+        struct stage_fill f = { buffer, count, datatype, bytes, MPI_SUCCESS };
+        MPIDI_PIP_mcoll_publish(s, fill_stage, &f);
+        mpi_errno = f.mpi_errno;
+    } else {
+        const char *stage = MPIDI_PIP_mcoll_take(s, root);
+        if (MPIDI_PIP_mcoll_take_info(s, root))
+            mpi_errno = bytes_to(stage, bytes, buffer, count, datatype);
+        else
+            mpi_errno = peer_failed();
+        MPIDI_PIP_mcoll_taken(s);
+    }
+    MPIDI_PIP_mcoll_count(MPIDI_PIP_MCOLL_BCAST, s->rank == root ? 0 : bytes);
+    if (mpi_errno)
+        *errflag = MPIR_ERR_OTHER;
+    return mpi_errno;
+}
+
 int MPIR_Bcast_intra_pip_mcoll(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                                MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
@@ -129,6 +171,8 @@ int MPIR_Bcast_intra_pip_mcoll(void *buffer, MPI_Aint count, MPI_Datatype dataty
         return mpi_errno;
     MPIDI_PIP_mcoll_sync_t *s = &st->sync;
 
+    if (bytes <= MPIDI_PIP_MCOLL_STAGE)
+        return staged_bcast(s, buffer, count, datatype, bytes, root, errflag);
     if (s->rank == root)
         mpi_errno = bytes_of(st, buffer, count, datatype, bytes, &src);
     MPIDI_PIP_mcoll_post(s, src, NULL, ok(mpi_errno));
@@ -289,8 +333,9 @@ static int reduce_part(MPIDI_PIP_mcoll_sync_t * s, size_t lo, size_t hi, size_t 
         char *acc = bounce ? bounce : out + (a - lo) * esz;
         memcpy(acc, (const char *) MPIDI_PIP_mcoll_addr(s, s->size - 1, 0) + a * esz, n * esz);
         for (int i = s->size - 2; i >= 0; i--) {
-            int mpi_errno = MPIR_Reduce_local((const char *) MPIDI_PIP_mcoll_addr(s, i, 0) +
-                                              a * esz, acc, n, datatype, op);
+            int mpi_errno =
+                MPIDI_PIP_mcoll_reduce_local((const char *) MPIDI_PIP_mcoll_addr(s, i, 0) + a * esz,
+                                             acc, n, datatype, op);
             if (mpi_errno)
                 return mpi_errno;
         }

@@ -64,22 +64,48 @@ static unsigned log_steps(int n, int base)
     return steps;
 }
 
+/* Failures travel as MPICH's do: a rank that failed sets *errflag before
+ * it sends, MPIC marks its messages (the tag's error bit), and receivers
+ * see it in *errflag; or its message is short. Within a node they travel
+ * in the meetings' info word (meet_ok). */
+static int received(const MPI_Status * status, size_t expected, MPIR_Errflag_t * errflag)
+{
+    return *errflag || (size_t) MPIR_STATUS_GET_COUNT(*status) != expected ? peer_failed() :
+        MPI_SUCCESS;
+}
+
 /* Send sbytes at sbuf to rank to and receive rbytes at rbuf from rank from
- * (either may be 0 bytes), both at once. */
+ * (either may be 0 bytes), both at once. Whatever fails, the peer gets a
+ * message (an empty one), so that its step ends. */
 static int exchange(const void *sbuf, size_t sbytes, int to, void *rbuf, size_t rbytes, int from,
                     int tag, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
     MPIR_Request *req[2];
+    MPI_Status status[2];
     int mpi_errno = MPIC_Irecv(rbuf, rbytes, MPI_BYTE, from, tag, comm, &req[0]);
-    if (mpi_errno)
+    if (mpi_errno) {
+        *errflag = MPIR_ERR_OTHER;
+        MPIC_Send(NULL, 0, MPI_BYTE, to, tag, comm, errflag);
         return mpi_errno;
+    }
     mpi_errno = MPIC_Isend(sbuf, sbytes, MPI_BYTE, to, tag, comm, &req[1], errflag);
     if (mpi_errno) {
         MPIC_Wait(req[0], errflag);
         MPIR_Request_free(req[0]);
         return mpi_errno;
     }
-    return MPIC_Waitall(2, req, MPI_STATUSES_IGNORE, errflag);
+    mpi_errno = MPIC_Waitall(2, req, status, errflag);
+    return keep(mpi_errno, received(&status[0], rbytes, errflag));
+}
+
+/* A meeting that carries whether this rank failed; a peer's failure
+ * becomes this rank's error. */
+static void meet_ok(MPIDI_PIP_mcoll_sync_t * s, int *mpi_errno)
+{
+    MPIDI_PIP_mcoll_post(s, NULL, NULL, *mpi_errno == MPI_SUCCESS);
+    for (int j = 0; j < s->size && !*mpi_errno; j++)
+        if (!MPIDI_PIP_mcoll_info(s, j))
+            *mpi_errno = peer_failed();
 }
 
 /* Paper §4.3.3, allgather for small messages (fixing notes §7 erratum 1:
@@ -110,13 +136,14 @@ static int bruck(MPIDI_PIP_mcoll_comm_t * st, char *stage, int tag, MPIR_Comm * 
                                tag, comm, errflag);
             else if (off[n]) {
                 /* the holder had no memory: empty messages end the peers' steps */
+                *errflag = MPIR_ERR_OTHER;
                 exchange(NULL, 0, rank_at(ns, to, ns->local), NULL, 0,
                          rank_at(ns, from, ns->local), tag, comm, errflag);
                 err = peer_failed();
             }
             mpi_errno = keep(mpi_errno, err);
         }
-        MPIDI_PIP_mcoll_meet(&st->sync);
+        meet_ok(&st->sync, &mpi_errno);
     }
     return mpi_errno;
 }
@@ -179,8 +206,10 @@ static int ring_allgather(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf, MPI_
         st->posted[j] = MPIDI_PIP_mcoll_addr(s, j, 0);
         all_posted = all_posted && MPIDI_PIP_mcoll_info(s, j);
     }
-    if (!all_posted)
+    if (!all_posted) {
         mpi_errno = keep(mpi_errno, peer_failed());
+        *errflag = MPIR_ERR_OTHER;      /* the next node learns it from our messages */
+    }
     /* this node's blocks, from their owners */
     for (int j = 0; j < s->size && all_posted; j++) {
         int r = rank_at(ns, ns->node, j);
@@ -225,11 +254,14 @@ static int ring_allgather(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf, MPI_
                     memcpy(land + r * cb, (const char *) st->posted[j % p] + r * cb, cb);
             }
         }
-        if (nreq)
+        if (nreq) {
             mpi_errno = keep(mpi_errno, MPIC_Waitall(nreq, req, MPI_STATUSES_IGNORE, errflag));
+            if (*errflag)
+                mpi_errno = keep(mpi_errno, peer_failed());
+        }
         MPL_free(req);
         if (step < n - 1)
-            MPIDI_PIP_mcoll_meet(s);
+            meet_ok(s, &mpi_errno);
     }
     if (land && land != (char *) recvbuf && all_posted && !MPIR_CX_mcoll_contig(recvtype))
         mpi_errno = keep(mpi_errno, MPIR_Localcopy(land, size * cb, MPI_BYTE, recvbuf,
@@ -266,7 +298,9 @@ int MPIDI_PIP_mcoll_allgather_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
             MPIR_Localcopy(sendbuf, sendcount, sendtype, stage + ns->local * cb, cb, MPI_BYTE);
         mpi_errno = keep(mpi_errno, err);
     }
-    MPIDI_PIP_mcoll_meet(&st->sync);
+    meet_ok(&st->sync, &mpi_errno);
+    if (mpi_errno)
+        *errflag = MPIR_ERR_OTHER;
     mpi_errno = keep(mpi_errno, bruck(st, stage, MPIR_ALLGATHER_TAG, comm, errflag));
     /* every rank copies every block to its place (the intranode bcast) */
     for (int i = 0; i < n && stage && cb; i++) {
@@ -297,8 +331,9 @@ static int reduce_inputs(MPIDI_PIP_mcoll_sync_t * s, size_t lo, size_t hi, size_
         return MPI_SUCCESS;
     memcpy(out, (const char *) MPIDI_PIP_mcoll_addr(s, s->size - 1, 0) + lo * esz, (hi - lo) * esz);
     for (int i = s->size - 2; i >= 0; i--) {
-        int mpi_errno = MPIR_Reduce_local((const char *) MPIDI_PIP_mcoll_addr(s, i, 0) + lo * esz,
-                                          out, hi - lo, datatype, op);
+        int mpi_errno =
+            MPIDI_PIP_mcoll_reduce_local((const char *) MPIDI_PIP_mcoll_addr(s, i, 0) + lo * esz,
+                                         out, hi - lo, datatype, op);
         if (mpi_errno)
             return mpi_errno;
     }
@@ -338,6 +373,7 @@ static int rings(MPIDI_PIP_mcoll_comm_t * st, char *stage, size_t count, size_t 
         ring_part(count, n, (ns->node - s - 1 + 2 * n) % n, p, l, &rlo, &rhi);
         if (mpi_errno) {
             /* still send (nothing) and receive, so that the ring ends */
+            *errflag = MPIR_ERR_OTHER;
             exchange(NULL, 0, right, tmp, tmp ? (rhi - rlo) * esz : 0, left,
                      MPIR_ALLREDUCE_TAG, comm, errflag);
             continue;
@@ -345,12 +381,14 @@ static int rings(MPIDI_PIP_mcoll_comm_t * st, char *stage, size_t count, size_t 
         mpi_errno = exchange(stage + slo * esz, (shi - slo) * esz, right, tmp, (rhi - rlo) * esz,
                              left, MPIR_ALLREDUCE_TAG, comm, errflag);
         if (!mpi_errno)
-            mpi_errno = MPIR_Reduce_local(tmp, stage + rlo * esz, rhi - rlo, datatype, op);
+            mpi_errno =
+                MPIDI_PIP_mcoll_reduce_local(tmp, stage + rlo * esz, rhi - rlo, datatype, op);
     }
     for (int s = 0; s < n - 1; s++) {
         ring_part(count, n, (ns->node + 1 - s + n) % n, p, l, &slo, &shi);
         ring_part(count, n, (ns->node - s + n) % n, p, l, &rlo, &rhi);
         if (mpi_errno) {
+            *errflag = MPIR_ERR_OTHER;
             exchange(NULL, 0, right, tmp, tmp ? (rhi - rlo) * esz : 0, left,
                      MPIR_ALLREDUCE_TAG, comm, errflag);
             continue;
@@ -392,8 +430,11 @@ int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
         MPIDI_PIP_mcoll_part(count, nparts, s->rank, &lo, &hi);
         mpi_errno = reduce_inputs(s, lo, hi, esz, datatype, op, stage + lo * esz);
     }
-    /* after this meeting nobody reads the inputs: recvbuf may be written */
-    MPIDI_PIP_mcoll_meet(s);
+    /* after this meeting nobody reads the inputs: recvbuf may be written;
+     * a node whose result is not whole marks its messages failed */
+    meet_ok(s, &mpi_errno);
+    if (mpi_errno)
+        *errflag = MPIR_ERR_OTHER;
     if (small) {
         mpi_errno = keep(mpi_errno, bruck(st, stage, MPIR_ALLREDUCE_TAG, comm, errflag));
         steps = log_steps(n, ns->objects + 1);
@@ -401,14 +442,15 @@ int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
         if (stage && bytes && !mpi_errno) {
             memcpy(dst, stage + ((n - 1 - ns->node + n) % n) * bytes, bytes);
             for (int m = n - 2; m >= 0 && !mpi_errno; m--)
-                mpi_errno = MPIR_Reduce_local(stage + ((m - ns->node + n) % n) * bytes, dst,
-                                              count, datatype, op);
+                mpi_errno =
+                    MPIDI_PIP_mcoll_reduce_local(stage + ((m - ns->node + n) % n) * bytes, dst,
+                                                 count, datatype, op);
         }
     } else {
         if (ns->local < ns->objects)
             mpi_errno = keep(mpi_errno, rings(st, stage, count, esz, datatype, op, comm, errflag));
         steps = 2 * (n - 1);
-        MPIDI_PIP_mcoll_meet(s);
+        meet_ok(s, &mpi_errno);
         if (stage && !mpi_errno)
             memcpy(dst, stage, bytes);
     }
@@ -464,9 +506,10 @@ int MPIDI_PIP_mcoll_scatter_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendb
         if (s->rank == holder) {
             /* object pk-1 of the parent sends (nothing if it failed) */
             int from = rank_at(ns, (parent + rnode) % n, pk - 1);
-            mpi_errno = keep(mpi_errno, MPIC_Recv(stage, stage ? bytes : 0, MPI_BYTE, from,
-                                                  MPIR_SCATTER_TAG, comm, MPI_STATUS_IGNORE,
-                                                  errflag));
+            MPI_Status status;
+            int err = MPIC_Recv(stage, stage ? bytes : 0, MPI_BYTE, from, MPIR_SCATTER_TAG, comm,
+                                &status, errflag);
+            mpi_errno = keep(mpi_errno, err ? err : received(&status, bytes, errflag));
         }
         MPIDI_PIP_mcoll_post(s, stage, NULL, !mpi_errno);
         if (!MPIDI_PIP_mcoll_info(s, holder))
@@ -488,7 +531,9 @@ int MPIDI_PIP_mcoll_scatter_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendb
                 if (!HANDLE_IS_BUILTIN(sendtype))
                     MPIR_Type_get_true_extent_impl(sendtype, &true_lb, &true_extent);
                 src = stage = (char *) sendbuf + true_lb;
-            } else if (!(stage = MPIDI_PIP_mcoll_stage(st, ns->off[n] + (contig ? 0 : ns->off[n])))) {
+            } else if (ns->off[n] &&
+                       !(stage =
+                         MPIDI_PIP_mcoll_stage(st, ns->off[n] + (contig ? 0 : ns->off[n])))) {
                 mpi_errno = nomem();
             } else if (!contig) {
                 src = stage + ns->off[n];
@@ -517,7 +562,10 @@ int MPIDI_PIP_mcoll_scatter_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendb
         MPIDI_PIP_mcoll_meet(s);
     }
 
-    /* children: at each level of [v, end) the k-th goes to object k-1 */
+    /* children: at each level of [v, end) the k-th goes to object k-1
+     * (marked failed if this node's data is not whole) */
+    if (mpi_errno)
+        *errflag = MPIR_ERR_OTHER;
     int nreq = 0;
     MPIR_Request *req[64];
     for (int a = v, e = end; e - a > 1;) {
