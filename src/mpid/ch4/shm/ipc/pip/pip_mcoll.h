@@ -71,6 +71,49 @@ int MPIDI_PIP_mcoll_get(MPIR_Comm * comm, MPIDI_PIP_mcoll_comm_t ** st);
 void *MPIDI_PIP_mcoll_tmp(MPIDI_PIP_mcoll_comm_t * st, size_t size);
 void *MPIDI_PIP_mcoll_stage(MPIDI_PIP_mcoll_comm_t * st, size_t size);
 
+/* Helpers of the algorithms (pip_mcoll_intra.c, pip_mcoll_nodes.c). */
+
+/* Where count elements of datatype at buf start, if they form one block. */
+static inline void *contig_start(const void *buf, MPI_Aint count, MPI_Datatype datatype)
+{
+    int contig;
+    MPIR_Datatype_is_contig(datatype, &contig);
+    if (!contig || (count > 1 && !MPIR_CX_mcoll_contig(datatype)))
+        return NULL;
+    if (HANDLE_IS_BUILTIN(datatype))
+        return (void *) buf;
+    MPI_Aint true_lb, true_extent;
+    MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
+    return (char *) buf + true_lb;
+}
+
+static inline int nomem(void)
+{
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_OTHER, "**nomem", 0);
+}
+
+/* A peer this rank depends on could not post its buffer. */
+static inline int peer_failed(void)
+{
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_OTHER, "**fail", 0);
+}
+
+static inline MPI_Aint type_size(MPI_Datatype datatype)
+{
+    MPI_Aint size;
+    MPIR_Datatype_get_size_macro(datatype, size);
+    return size;
+}
+
+static inline MPI_Aint type_extent(MPI_Datatype datatype)
+{
+    MPI_Aint extent;
+    MPIR_Datatype_get_extent_macro(datatype, extent);
+    return extent;
+}
+
 /* Across nodes (pip_mcoll_nodes.c); st->nodes is set. */
 int MPIDI_PIP_mcoll_scatter_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf,
                                   MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,

@@ -270,24 +270,24 @@ int MPIDI_PIP_mcoll_get(MPIR_Comm * comm, MPIDI_PIP_mcoll_comm_t ** out)
     goto fn_exit;
 }
 
+static void *grow(void **buf, size_t *have, size_t size)
+{
+    if (size > *have) {
+        MPL_free(*buf);
+        *buf = MPL_malloc(size, MPL_MEM_COLL);
+        *have = *buf ? size : 0;
+    }
+    return *buf;
+}
+
 void *MPIDI_PIP_mcoll_tmp(MPIDI_PIP_mcoll_comm_t * st, size_t size)
 {
-    if (size > st->tmp_size) {
-        MPL_free(st->tmp);
-        st->tmp = MPL_malloc(size, MPL_MEM_COLL);
-        st->tmp_size = st->tmp ? size : 0;
-    }
-    return st->tmp;
+    return grow(&st->tmp, &st->tmp_size, size);
 }
 
 void *MPIDI_PIP_mcoll_stage(MPIDI_PIP_mcoll_comm_t * st, size_t size)
 {
-    if (size > st->stage_size) {
-        MPL_free(st->stage);
-        st->stage = MPL_malloc(size, MPL_MEM_COLL);
-        st->stage_size = st->stage ? size : 0;
-    }
-    return st->stage;
+    return grow(&st->stage, &st->stage_size, size);
 }
 
 static void nodes_free(MPIDI_PIP_mcoll_nodes_t * ns)

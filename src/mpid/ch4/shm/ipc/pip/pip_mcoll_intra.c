@@ -29,33 +29,6 @@
  * in cache while every source is folded into it. */
 #define REDUCE_BLOCK 32768
 
-/* Where count elements of datatype at buf start, if they form one block. */
-static void *contig_start(const void *buf, MPI_Aint count, MPI_Datatype datatype)
-{
-    int contig;
-    MPIR_Datatype_is_contig(datatype, &contig);
-    if (!contig || (count > 1 && !MPIR_CX_mcoll_contig(datatype)))
-        return NULL;
-    if (HANDLE_IS_BUILTIN(datatype))
-        return (void *) buf;
-    MPI_Aint true_lb, true_extent;
-    MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
-    return (char *) buf + true_lb;
-}
-
-static int nomem(void)
-{
-    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                MPI_ERR_OTHER, "**nomem", 0);
-}
-
-/* A peer this rank depends on could not post its buffer. */
-static int peer_failed(void)
-{
-    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                MPI_ERR_OTHER, "**fail", 0);
-}
-
 /* The bytes of (buf, count, datatype) as one block: the buffer itself, or
  * a packed copy in scratch. */
 static int bytes_of(MPIDI_PIP_mcoll_comm_t * st, const void *buf, MPI_Aint count,
@@ -81,20 +54,6 @@ static int bytes_to(const void *src, size_t bytes, void *buf, MPI_Aint count, MP
         return MPI_SUCCESS;
     }
     return MPIR_Localcopy(src, bytes, MPI_BYTE, buf, count, datatype);
-}
-
-static MPI_Aint type_size(MPI_Datatype datatype)
-{
-    MPI_Aint size;
-    MPIR_Datatype_get_size_macro(datatype, size);
-    return size;
-}
-
-static MPI_Aint type_extent(MPI_Datatype datatype)
-{
-    MPI_Aint extent;
-    MPIR_Datatype_get_extent_macro(datatype, extent);
-    return extent;
 }
 
 static int ok(int mpi_errno)

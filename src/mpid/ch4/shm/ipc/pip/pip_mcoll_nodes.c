@@ -17,32 +17,6 @@
 
 #include "pip_mcoll.h"
 
-static int nomem(void)
-{
-    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                MPI_ERR_OTHER, "**nomem", 0);
-}
-
-static int peer_failed(void)
-{
-    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                MPI_ERR_OTHER, "**fail", 0);
-}
-
-static MPI_Aint type_size(MPI_Datatype datatype)
-{
-    MPI_Aint size;
-    MPIR_Datatype_get_size_macro(datatype, size);
-    return size;
-}
-
-static MPI_Aint type_extent(MPI_Datatype datatype)
-{
-    MPI_Aint extent;
-    MPIR_Datatype_get_extent_macro(datatype, extent);
-    return extent;
-}
-
 /* The comm rank of local index l on node m. */
 static int rank_at(const MPIDI_PIP_mcoll_nodes_t * ns, int m, int l)
 {
@@ -185,10 +159,7 @@ static int ring_allgather(MPIDI_PIP_mcoll_comm_t * st, const void *sendbuf, MPI_
     char *land;
 
     if (MPIR_CX_mcoll_contig(recvtype)) {
-        MPI_Aint true_lb = 0, true_extent;
-        if (!HANDLE_IS_BUILTIN(recvtype))
-            MPIR_Type_get_true_extent_impl(recvtype, &true_lb, &true_extent);
-        land = (char *) recvbuf + true_lb;
+        land = contig_start(recvbuf, recvcount * size, recvtype);
         if (sendbuf != MPI_IN_PLACE)
             mpi_errno = MPIR_Localcopy(sendbuf, sendcount, sendtype, land + comm->rank * cb, cb,
                                        MPI_BYTE);
@@ -414,11 +385,8 @@ int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
     MPIDI_PIP_mcoll_sync_t *s = &st->sync;
     int n = ns->n, mpi_errno = MPI_SUCCESS;
     size_t esz = type_size(datatype), bytes = count * esz, lo, hi;
-    MPI_Aint true_lb = 0, true_extent;
-    if (!HANDLE_IS_BUILTIN(datatype))
-        MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
-    char *dst = (char *) recvbuf + true_lb;
-    const char *src = sendbuf == MPI_IN_PLACE ? dst : (const char *) sendbuf + true_lb;
+    char *dst = contig_start(recvbuf, count, datatype);
+    const char *src = sendbuf == MPI_IN_PLACE ? dst : contig_start(sendbuf, count, datatype);
     bool small = bytes <= (size_t) MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL;
     unsigned steps;
 
