@@ -492,26 +492,19 @@ int MPIDI_PIP_mcoll_scatter_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sendb
             for (int j = 0; j < ns->size[(rnode + u) % n] && in_order; j++)
                 in_order = rank_at(ns, (rnode + u) % n, j) * cb == ns->off[u] + j * cb;
         if (is_root) {
-            int contig;
-            MPIR_Datatype_is_contig(sendtype, &contig);
-            if (contig && in_order) {
-                MPI_Aint true_lb = 0, true_extent;
-                if (!HANDLE_IS_BUILTIN(sendtype))
-                    MPIR_Type_get_true_extent_impl(sendtype, &true_lb, &true_extent);
-                src = stage = (char *) sendbuf + true_lb;
+            /* the root's blocks as one range, or NULL: packed first */
+            char *block = contig_start(sendbuf, sendcount * comm->local_size, sendtype);
+            if (block && in_order) {
+                src = stage = block;
             } else if (ns->off[n] &&
-                       !(stage =
-                         MPIDI_PIP_mcoll_stage(st, ns->off[n] + (contig ? 0 : ns->off[n])))) {
+                       !(stage = MPIDI_PIP_mcoll_stage(st, ns->off[n] * (block ? 1 : 2)))) {
                 mpi_errno = nomem();
-            } else if (!contig) {
+            } else if (!block) {
                 src = stage + ns->off[n];
                 mpi_errno = MPIR_Localcopy(sendbuf, sendcount * comm->local_size, sendtype,
                                            stage + ns->off[n], ns->off[n], MPI_BYTE);
             } else {
-                MPI_Aint true_lb = 0, true_extent;
-                if (!HANDLE_IS_BUILTIN(sendtype))
-                    MPIR_Type_get_true_extent_impl(sendtype, &true_lb, &true_extent);
-                src = (char *) sendbuf + true_lb;
+                src = block;
             }
         }
         MPIDI_PIP_mcoll_post(s, stage, src, !mpi_errno);
