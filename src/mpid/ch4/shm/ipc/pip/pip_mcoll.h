@@ -127,30 +127,84 @@ int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
                                     void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
                                     MPI_Op op, MPIR_Comm * comm, MPIR_Errflag_t * errflag);
 
-/* inout = in op inout, as MPIR_Reduce_local: MPI_SUM and MPI_PROD on the
- * 4- and 8-byte arithmetic types by SIMD loops (pip_mcoll_vec.h), the rest
- * by MPICH. */
+/* The SIMD loop for a builtin arithmetic type (pip_mcoll_vec.h), or -1:
+ * every integer type MPICH's MPI_SUM and MPI_PROD take goes by its size. */
+static inline int MPIDI_PIP_mcoll_vec_type(MPI_Datatype dt)
+{
+    if (!HANDLE_IS_BUILTIN(dt))
+        return -1;
+    if (dt == MPI_FLOAT || dt == MPI_REAL4)
+        return MPIDI_PIP_VEC_F32;
+    if (dt == MPI_DOUBLE || dt == MPI_REAL8)
+        return MPIDI_PIP_VEC_F64;
+    if (dt == MPI_CHAR || dt == MPI_SIGNED_CHAR || dt == MPI_UNSIGNED_CHAR ||
+        dt == MPI_INT8_T || dt == MPI_UINT8_T || dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT ||
+        dt == MPI_INT16_T || dt == MPI_UINT16_T || dt == MPI_INT || dt == MPI_UNSIGNED ||
+        dt == MPI_INT32_T || dt == MPI_UINT32_T || dt == MPI_LONG || dt == MPI_UNSIGNED_LONG ||
+        dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG || dt == MPI_INT64_T ||
+        dt == MPI_UINT64_T || dt == MPI_AINT || dt == MPI_OFFSET || dt == MPI_COUNT ||
+        dt == MPI_INTEGER || dt == MPI_CHARACTER || dt == MPI_INTEGER1 || dt == MPI_INTEGER2 ||
+        dt == MPI_INTEGER4 || dt == MPI_INTEGER8) {
+        switch (MPIR_Datatype_get_basic_size(dt)) {
+            case 1:
+                return MPIDI_PIP_VEC_U8;
+            case 2:
+                return MPIDI_PIP_VEC_U16;
+            case 4:
+                return MPIDI_PIP_VEC_U32;
+            case 8:
+                return MPIDI_PIP_VEC_U64;
+        }
+    }
+    return -1;
+}
+
+/* out = in op in2, as MPIR_Reduce_local would leave it in in2 (out may be
+ * in2, not in): MPI_SUM and MPI_PROD on the arithmetic types by SIMD loops
+ * (pip_mcoll_vec.h) in one pass; the rest by a copy and MPICH. */
+static inline int MPIDI_PIP_mcoll_reduce3(const void *in, const void *in2, void *out,
+                                          MPI_Aint count, MPI_Datatype datatype, MPI_Op op)
+{
+    int vop = op == MPI_SUM ? MPIDI_PIP_VEC_SUM : op == MPI_PROD ? MPIDI_PIP_VEC_PROD : -1;
+    int vtype = vop >= 0 ? MPIDI_PIP_mcoll_vec_type(datatype) : -1;
+    if (vtype >= 0 && MPIDI_PIP_mcoll_vec3(vtype, vop, in, in2, out, (size_t) count))
+        return MPI_SUCCESS;
+    if (out != in2) {
+        MPI_Aint size;
+        MPIR_Datatype_get_size_macro(datatype, size);
+        memcpy(out, in2, count * size);
+    }
+    return MPIR_Reduce_local(in, out, count, datatype, op);
+}
+
+/* inout = in op inout, as MPIR_Reduce_local */
 static inline int MPIDI_PIP_mcoll_reduce_local(const void *in, void *inout, MPI_Aint count,
                                                MPI_Datatype datatype, MPI_Op op)
 {
-    int vop = op == MPI_SUM ? MPIDI_PIP_VEC_SUM : op == MPI_PROD ? MPIDI_PIP_VEC_PROD : -1;
-    int vtype = -1;
-    if (vop >= 0 && HANDLE_IS_BUILTIN(datatype)) {
-        if (datatype == MPI_FLOAT || datatype == MPI_REAL4)
-            vtype = MPIDI_PIP_VEC_F32;
-        else if (datatype == MPI_DOUBLE || datatype == MPI_REAL8)
-            vtype = MPIDI_PIP_VEC_F64;
-        else if (datatype == MPI_INT || datatype == MPI_UNSIGNED || datatype == MPI_INT32_T ||
-                 datatype == MPI_UINT32_T || datatype == MPI_INTEGER4)
-            vtype = sizeof(int) == 4 ? MPIDI_PIP_VEC_U32 : -1;
-        else if (datatype == MPI_LONG || datatype == MPI_UNSIGNED_LONG ||
-                 datatype == MPI_LONG_LONG || datatype == MPI_UNSIGNED_LONG_LONG ||
-                 datatype == MPI_INT64_T || datatype == MPI_UINT64_T || datatype == MPI_INTEGER8)
-            vtype = MPIR_Datatype_get_basic_size(datatype) == 8 ? MPIDI_PIP_VEC_U64 : -1;
-    }
-    if (vtype >= 0 && MPIDI_PIP_mcoll_vec(vtype, vop, in, inout, (size_t) count))
+    return MPIDI_PIP_mcoll_reduce3(in, inout, inout, count, datatype, op);
+}
+
+/* acc = elements [a, a + n) of every rank's posted input (address 0)
+ * folded in rank order (MPI's, for operations that do not commute): the
+ * first fold reads the last two inputs and writes acc, which is none of
+ * the inputs. */
+static inline int MPIDI_PIP_mcoll_fold_inputs(const MPIDI_PIP_mcoll_sync_t * s, size_t a,
+                                              size_t n, size_t esz, MPI_Datatype datatype,
+                                              MPI_Op op, void *acc)
+{
+    const void *last = (const char *) MPIDI_PIP_mcoll_addr(s, s->size - 1, 0) + a * esz;
+    if (s->size == 1) {
+        memcpy(acc, last, n * esz);
         return MPI_SUCCESS;
-    return MPIR_Reduce_local(in, inout, count, datatype, op);
+    }
+    int mpi_errno =
+        MPIDI_PIP_mcoll_reduce3((const char *) MPIDI_PIP_mcoll_addr(s, s->size - 2, 0) + a * esz,
+                                last, acc, n, datatype, op);
+    for (int i = s->size - 3; i >= 0 && !mpi_errno; i--)
+        mpi_errno =
+            MPIDI_PIP_mcoll_reduce_local((const char *) MPIDI_PIP_mcoll_addr(s, i, 0) + a * esz,
+                                         acc, n, datatype, op);
+    return mpi_errno;
 }
 
 static inline void MPIDI_PIP_mcoll_count(int coll, size_t bytes)

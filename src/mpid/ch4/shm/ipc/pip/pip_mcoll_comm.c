@@ -40,14 +40,18 @@ cvars:
     - name        : MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL
       category    : CH4_CX_MCOLL
       type        : int
-      default     : 16384
+      default     : 524288
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        pip_mcoll MPI_Allreduce: up to this many bytes every rank reduces
-        all inputs itself (one meeting less); above it each rank reduces
-        its part of the vector and copies the others' parts (0 or more).
+        pip_mcoll MPI_Allreduce: while a rank would read at most this many
+        bytes of its peers' inputs (the vector's bytes times the ranks but
+        one), every rank reduces all inputs itself, writing only its own
+        buffer; above it each rank reduces its part of the vector and
+        copies the others' parts (reads 2/P as much, but every part it
+        writes is read by the others: a meeting more and a cache-line
+        invalidation per line). 0 or more.
 
     - name        : MPIR_CVAR_CH4_CX_MCOLL_NODES_ALLREDUCE_SMALL
       category    : CH4_CX_MCOLL

@@ -290,14 +290,9 @@ static int reduce_part(MPIDI_PIP_mcoll_sync_t * s, size_t lo, size_t hi, size_t 
     for (size_t a = lo; a < hi; a += block) {
         size_t n = hi - a < block ? hi - a : block;
         char *acc = bounce ? bounce : out + (a - lo) * esz;
-        memcpy(acc, (const char *) MPIDI_PIP_mcoll_addr(s, s->size - 1, 0) + a * esz, n * esz);
-        for (int i = s->size - 2; i >= 0; i--) {
-            int mpi_errno =
-                MPIDI_PIP_mcoll_reduce_local((const char *) MPIDI_PIP_mcoll_addr(s, i, 0) + a * esz,
-                                             acc, n, datatype, op);
-            if (mpi_errno)
-                return mpi_errno;
-        }
+        int mpi_errno = MPIDI_PIP_mcoll_fold_inputs(s, a, n, esz, datatype, op, acc);
+        if (mpi_errno)
+            return mpi_errno;
         if (bounce)
             memcpy(out + (a - lo) * esz, bounce, n * esz);
     }
@@ -349,10 +344,11 @@ int MPIR_Reduce_intra_pip_mcoll(const void *sendbuf, void *recvbuf, MPI_Aint cou
     return finish(s, MPIDI_PIP_MCOLL_REDUCE, moved, mpi_errno, errflag);
 }
 
-/* Small vectors (up to MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL bytes): every
- * rank reduces all sources itself. Larger: reduce-scatter then allgather,
- * both by posted addresses: each rank reduces its part into its own
- * receive buffer, then copies the others' parts from theirs. */
+/* Small vectors (a rank reads up to MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL
+ * bytes of its peers' inputs): every rank reduces all sources itself and
+ * writes nothing another rank reads. Larger: reduce-scatter then
+ * allgather, both by posted addresses: each rank reduces its part into its
+ * own receive buffer, then copies the others' parts from theirs. */
 int MPIR_Allreduce_intra_pip_mcoll(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                    MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
                                    MPIR_Errflag_t * errflag)
@@ -376,7 +372,7 @@ int MPIR_Allreduce_intra_pip_mcoll(const void *sendbuf, void *recvbuf, MPI_Aint 
     int nparts = MPIDI_PIP_mcoll_nparts(count, esz, s->size, MPIR_CVAR_CH4_CX_MCOLL_PART_MIN);
     char *tmp = NULL;
 
-    if (bytes <= (size_t) MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL || nparts == 1) {
+    if (bytes * (s->size - 1) <= (size_t) MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL || nparts == 1) {
         if (in_place && bytes && !(tmp = MPIDI_PIP_mcoll_tmp(st, bytes)))
             mpi_errno = nomem();
         MPIDI_PIP_mcoll_post(s, src, NULL, ok(mpi_errno));

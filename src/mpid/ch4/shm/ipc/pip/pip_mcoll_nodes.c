@@ -293,24 +293,6 @@ int MPIDI_PIP_mcoll_allgather_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
     return mpi_errno;
 }
 
-/* Elements [lo, hi) of every node rank's posted input (address 0), reduced
- * in local order into out (rank order within the node). */
-static int reduce_inputs(MPIDI_PIP_mcoll_sync_t * s, size_t lo, size_t hi, size_t esz,
-                         MPI_Datatype datatype, MPI_Op op, char *out)
-{
-    if (hi <= lo)
-        return MPI_SUCCESS;
-    memcpy(out, (const char *) MPIDI_PIP_mcoll_addr(s, s->size - 1, 0) + lo * esz, (hi - lo) * esz);
-    for (int i = s->size - 2; i >= 0; i--) {
-        int mpi_errno =
-            MPIDI_PIP_mcoll_reduce_local((const char *) MPIDI_PIP_mcoll_addr(s, i, 0) + lo * esz,
-                                         out, hi - lo, datatype, op);
-        if (mpi_errno)
-            return mpi_errno;
-    }
-    return MPI_SUCCESS;
-}
-
 /* Elements [*lo, *hi) of the part of chunk c (of n) that object l (of p)
  * carries in the rings. */
 static void ring_part(size_t count, int n, int c, int p, int l, size_t *lo, size_t *hi)
@@ -396,7 +378,8 @@ int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
     int nparts = MPIDI_PIP_mcoll_nparts(count, esz, s->size, MPIR_CVAR_CH4_CX_MCOLL_PART_MIN);
     if (s->rank < nparts && stage && !mpi_errno) {
         MPIDI_PIP_mcoll_part(count, nparts, s->rank, &lo, &hi);
-        mpi_errno = reduce_inputs(s, lo, hi, esz, datatype, op, stage + lo * esz);
+        mpi_errno =
+            MPIDI_PIP_mcoll_fold_inputs(s, lo, hi - lo, esz, datatype, op, stage + lo * esz);
     }
     /* after this meeting nobody reads the inputs: recvbuf may be written;
      * a node whose result is not whole marks its messages failed */
@@ -408,8 +391,11 @@ int MPIDI_PIP_mcoll_allreduce_nodes(MPIDI_PIP_mcoll_comm_t * st, const void *sen
         steps = log_steps(n, ns->objects + 1);
         /* node m's result is at stage index (m - node) mod n */
         if (stage && bytes && !mpi_errno) {
-            memcpy(dst, stage + ((n - 1 - ns->node + n) % n) * bytes, bytes);
-            for (int m = n - 2; m >= 0 && !mpi_errno; m--)
+            /* dst = result 0 op ... op result n-1 */
+            mpi_errno = MPIDI_PIP_mcoll_reduce3(stage + ((n - 2 - ns->node + n) % n) * bytes,
+                                                stage + ((n - 1 - ns->node + n) % n) * bytes,
+                                                dst, count, datatype, op);
+            for (int m = n - 3; m >= 0 && !mpi_errno; m--)
                 mpi_errno =
                     MPIDI_PIP_mcoll_reduce_local(stage + ((m - ns->node + n) % n) * bytes, dst,
                                                  count, datatype, op);
