@@ -20,3 +20,9 @@ mpi_core_sources += src/mpid/ch4/src/cx_recvq.c src/mpid/ch4/src/cx_unexp_buf.c
 # netmod poll skipping, ranks that yield their cores
 noinst_HEADERS += src/mpid/ch4/src/cx_nm_poll.h src/mpid/ch4/src/cx_nm_poll_progress.h
 mpi_core_sources += src/mpid/ch4/src/cx_nm_poll.c src/mpid/ch4/src/cx_rank_yield.c
+
+# libfabric offering no provider: an error that names FI_PROVIDER and what it lacks
+if BUILD_CH4_NETMOD_OFI
+noinst_HEADERS += src/mpid/ch4/netmod/ofi/cx_ofi_provider.h
+mpi_core_sources += src/mpid/ch4/netmod/ofi/cx_ofi_provider.c
+endif
