@@ -86,3 +86,17 @@ if (cd "$d" && "$repo/configure" --prefix="$w/p" --with-device=ch4:ucx --enable-
 else
     t_result FAIL unit/configure-ucx-args "configure failed: $(tail -n 3 "$d/log")"
 fi
+# --with-tcmalloc: MPL's allocations on tcmalloc (CPPFLAGS), libmpi linked
+# with it (LIBS); the user's own CPPFLAGS and LIBS kept, once each
+d=$w/tcmalloc; mkdir -p "$d"
+if (cd "$d" && "$repo/configure" --prefix="$w/p" --with-tcmalloc CPPFLAGS=-DUSER_FLAG LIBS=-lm) \
+        > "$d/log" 2>&1; then
+    t_check unit/configure-tcmalloc-args "--with-tcmalloc arguments wrong: $(tr '\n' ' ' < "$d/mpich-configure.args")" \
+        bash -c 'grep -qx -- "CPPFLAGS=-DMPL_CX_TCMALLOC -DUSER_FLAG" "$1" &&
+                 grep -qx -- "LIBS=-ltcmalloc -lm" "$1" && [ "$(grep -c "^CPPFLAGS=" "$1")" = 1 ] &&
+                 [ "$(grep -c "^LIBS=" "$1")" = 1 ]' _ "$d/mpich-configure.args"
+elif ! [ -e /usr/include/gperftools/tcmalloc.h ]; then
+    t_result SKIP unit/configure-tcmalloc-args "no gperftools/tcmalloc.h (libgoogle-perftools-dev)"
+else
+    t_result FAIL unit/configure-tcmalloc-args "configure failed: $(tail -n 3 "$d/log")"
+fi

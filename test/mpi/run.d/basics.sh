@@ -2,7 +2,8 @@
 # Sourced by test/mpi/run: MPI_Get_library_version, and threads exchanging
 # messages in order, over shared memory and through the network module; the
 # built-in pair types in large messages; output written just before
-# MPI_Abort; MPI_Init's error when libfabric offers no provider.
+# MPI_Abort; MPI_Init's error when libfabric offers no provider; who
+# serves MPI's allocations with --with-tcmalloc.
 run_ok mpi/library_version library_version
 run_ok mpi/thread_exchange thread_exchange
 run_ok mpi/message_order message_order
@@ -27,3 +28,17 @@ else
 fi
 bad_cvar mpi/ofi/no-such-provider FI_PROVIDER nosuch \
     "FI_PROVIDER=nosuch: libfabric has no provider of that name that works here"
+# --with-tcmalloc: tcmalloc serves libmpi's allocations and not the
+# program's; a program linked with tcmalloc has all of its own on it too
+if readelf -d "$prefix/lib/libmpi.so" | grep -q 'NEEDED.*libtcmalloc'; then
+    run_np mpi/tcmalloc/lib 2 tcmalloc_binding
+    run_np mpi/tcmalloc/lib-pip 2 tcmalloc_binding -- -pip
+else
+    t_result SKIP mpi/tcmalloc/lib "libmpi was built without --with-tcmalloc (doc/user/configure.md: tcmalloc)"
+fi
+if [ -x "$work/mpi/tcmalloc_binding_whole" ]; then
+    run_np mpi/tcmalloc/whole 2 tcmalloc_binding_whole
+    run_np mpi/tcmalloc/whole-pip 2 tcmalloc_binding_whole -- -pip
+else
+    t_result SKIP mpi/tcmalloc/whole "no libtcmalloc to link the program with (libgoogle-perftools-dev)"
+fi
