@@ -84,15 +84,15 @@ int main(void)
                           "type %d op %d n %zu offset %zu: three operands differ from the "
                           "scalar loop", type, op, n, ib);
                     /* two operands: in place */
-                    CHECK(MPIDI_PIP_mcoll_vec(type, op, in + io, acc + ao, n) == 1,
+                    CHECK(MPIDI_PIP_mcoll_vec3(type, op, in + io, acc + ao, acc + ao, n) == 1,
                           "type %d op %d not handled", type, op);
                     scalar(type, op, in + io, ref + ao, n);
                     CHECK(!memcmp(acc, ref, BYTES),
                           "type %d op %d n %zu offset %zu: differs from the scalar loop",
                           type, op, n, ib);
                 }
-    CHECK(MPIDI_PIP_mcoll_vec(MPIDI_PIP_VEC_F32, 7, in, acc, 4) == 0, "unknown op handled");
-    CHECK(MPIDI_PIP_mcoll_vec(9, MPIDI_PIP_VEC_SUM, in, acc, 4) == 0, "unknown type handled");
+    CHECK(MPIDI_PIP_mcoll_vec3(MPIDI_PIP_VEC_F32, 7, in, acc, acc, 4) == 0, "unknown op handled");
+    CHECK(MPIDI_PIP_mcoll_vec3(9, MPIDI_PIP_VEC_SUM, in, acc, acc, 4) == 0, "unknown type handled");
     if (failures)
         return 1;
     printf("vec: %d types x 2 operations, in place and into a third buffer, lengths 0 to %d "

@@ -14,31 +14,32 @@
 #include <rdma/fi_errno.h>
 #include "cx_ofi_provider.h"
 
-/* 1 if some path matches pattern */
-static int present(const char *pattern)
-{
-    glob_t g;
-    int found = glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
-    globfree(&g);
-    return found;
-}
+#define OPA "an Omni-Path adapter (no /dev/hfi1_* device: no hardware, or the hfi1 driver is not loaded)"
+#define RDMA "an RDMA device (/sys/class/infiniband is empty)"
 
-/* What provider name (one entry of FI_PROVIDER) needs from the machine,
- * when that is missing here; NULL if it needs nothing we know to look for
- * or has it. */
+/* What each provider needs from the machine, and a path that exists when
+ * the machine has it */
+static const struct {
+    const char *name, *pattern, *what;
+} needs[] = {
+    {"psm2", "/dev/hfi1_*", OPA}, {"opx", "/dev/hfi1_*", OPA},
+    {"psm", "/dev/ipath*", "a True Scale adapter (no /dev/ipath* device)"},
+    {"verbs", "/sys/class/infiniband/*", RDMA}, {"psm3", "/sys/class/infiniband/*", RDMA},
+    {"efa", "/sys/class/infiniband/*", RDMA},
+    {"cxi", "/dev/cxi*", "a Slingshot adapter (no /dev/cxi* device)"},
+};
+
+/* What provider name (one entry of FI_PROVIDER) needs and this machine
+ * lacks; NULL if it needs nothing we know to look for, or has it. */
 static const char *missing(const char *name)
 {
-    if (!strcmp(name, "psm2") || !strcmp(name, "opx"))
-        return present("/dev/hfi1_*") ? NULL :
-            "an Omni-Path adapter (no /dev/hfi1_* device: no hardware, or the hfi1 "
-            "driver is not loaded)";
-    if (!strcmp(name, "psm"))
-        return present("/dev/ipath*") ? NULL : "a True Scale adapter (no /dev/ipath* device)";
-    if (!strcmp(name, "verbs") || !strcmp(name, "psm3") || !strcmp(name, "efa"))
-        return present("/sys/class/infiniband/*") ? NULL :
-            "an RDMA device (/sys/class/infiniband is empty)";
-    if (!strcmp(name, "cxi"))
-        return present("/dev/cxi*") ? NULL : "a Slingshot adapter (no /dev/cxi* device)";
+    for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+        if (!strcmp(name, needs[i].name)) {
+            glob_t g;
+            int found = glob(needs[i].pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+            globfree(&g);
+            return found ? NULL : needs[i].what;
+        }
     return NULL;
 }
 

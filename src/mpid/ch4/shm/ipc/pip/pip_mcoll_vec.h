@@ -74,10 +74,4 @@ static inline int MPIDI_PIP_mcoll_vec3(int type, int op, const void *in, const v
     return 0;
 }
 
-/* acc = in OP acc */
-static inline int MPIDI_PIP_mcoll_vec(int type, int op, const void *in, void *acc, size_t n)
-{
-    return MPIDI_PIP_mcoll_vec3(type, op, in, acc, acc, n);
-}
-
 #endif /* PIP_MCOLL_VEC_H_INCLUDED */
