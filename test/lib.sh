@@ -84,6 +84,25 @@ T_MODELS=(
     "hclhub-ksc|MPIR_CVAR_CH4_MT_MODEL=hclhub-ksc"
 )
 
+# t_device PREFIX: the installed MPICH's device, e.g. ch4:ofi or ch4:ucx.
+t_device() {
+    "$1/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Device:[[:space:]]*//p'
+}
+
+# t_no_ch4_shm PREFIX: why the installed MPICH-CX has no CH4 shared memory
+# (and so no PiP single copy, CAB-MPI, Daps, PiP-MColl or netmod poll
+# skipping), or nothing where it has it. ch4:ucx builds none unless
+# --with-ch4-shmmods names one.
+t_no_ch4_shm() {
+    local opts; opts=$("$1/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH configure:[[:space:]]*//p')
+    case " $opts " in
+    *" --with-ch4-shmmods=none "*|*" --with-ch4-shmmods=no "*|*" --without-ch4-shmmods "*)
+        echo "this build has no CH4 shared memory (--with-ch4-shmmods=none)" ;;
+    *" --with-ch4-shmmods="*) ;;
+    *" --with-device=ch4:ucx"*) echo "this build has no CH4 shared memory (ch4:ucx's default)" ;;
+    esac
+}
+
 # t_runtime_build PREFIX: true when the installed MPICH-CX selects models at run time.
 t_runtime_build() {
     "$1/bin/mpichversion" 2>/dev/null | grep -q -- '--enable-ch4-mt=runtime'

@@ -59,6 +59,10 @@ expect_configure_fail configure-bad-daps "--enable-cx-daps=maybe: give --enable-
 expect_configure_fail configure-daps-needs-pip "--enable-cx-daps needs PiP" -- --enable-cx-daps --disable-pip
 expect_configure_fail configure-bad-mcoll "--enable-cx-mcoll=maybe: give --enable-cx-mcoll or --disable-cx-mcoll" -- --enable-cx-mcoll=maybe
 expect_configure_fail configure-mcoll-needs-pip "--enable-cx-mcoll needs PiP" -- --enable-cx-mcoll --disable-pip
+expect_configure_fail configure-daps-needs-shm "--enable-cx-daps needs CH4 shared memory, but --with-device=ch4:ucx builds no" \
+    -- --with-device=ch4:ucx --enable-cx-daps
+expect_configure_fail configure-mcoll-needs-shm "--enable-cx-mcoll needs CH4 shared memory, but --with-ch4-shmmods=none" \
+    -- --with-ch4-shmmods=none --enable-cx-mcoll
 expect_configure_fail configure-bad-vci-lock "--with-ch4-vci-lock=spin is not a lock" -- --with-ch4-vci-lock=spin
 expect_configure_fail configure-mt-needs-per-vci "need per-VCI critical sections" \
     -- --enable-ch4-mt=lockq --enable-thread-cs=global

@@ -19,15 +19,17 @@ t_run mpi/abort-output 120 bash -c 'rc=0; out=$("$@" 2>&1) || rc=$?; echo "$out"
 # FI_PROVIDER naming a provider this machine cannot run: MPI_Init's error
 # names it, what it lacks and the fix (psm2 without Omni-Path; a name
 # libfabric does not have), here and under -pip
-if ls /dev/hfi1_* >/dev/null 2>&1; then
-    t_result SKIP mpi/ofi/psm2-no-hardware "this machine has an Omni-Path adapter (/dev/hfi1_*)"
-else
-    bad_cvar mpi/ofi/psm2-no-hardware FI_PROVIDER psm2 \
-        "FI_PROVIDER=psm2, but this machine lacks an Omni-Path adapter (no /dev/hfi1_* device"
-    bad_cvar mpi/ofi/psm2-no-hardware-pip FI_PROVIDER psm2 "or set FI_PROVIDER=tcp" env HYDRA_PIP=1
+if needs_ofi mpi/ofi; then
+    if ls /dev/hfi1_* >/dev/null 2>&1; then
+        t_result SKIP mpi/ofi/psm2-no-hardware "this machine has an Omni-Path adapter (/dev/hfi1_*)"
+    else
+        bad_cvar mpi/ofi/psm2-no-hardware FI_PROVIDER psm2 \
+            "FI_PROVIDER=psm2, but this machine lacks an Omni-Path adapter (no /dev/hfi1_* device"
+        bad_cvar mpi/ofi/psm2-no-hardware-pip FI_PROVIDER psm2 "or set FI_PROVIDER=tcp" env HYDRA_PIP=1
+    fi
+    bad_cvar mpi/ofi/no-such-provider FI_PROVIDER nosuch \
+        "FI_PROVIDER=nosuch: libfabric has no provider of that name that works here"
 fi
-bad_cvar mpi/ofi/no-such-provider FI_PROVIDER nosuch \
-    "FI_PROVIDER=nosuch: libfabric has no provider of that name that works here"
 # --with-tcmalloc: tcmalloc serves libmpi's allocations and not the
 # program's; a program linked with tcmalloc has all of its own on it too
 if readelf -d "$prefix/lib/libmpi.so" | grep -q 'NEEDED.*libtcmalloc'; then

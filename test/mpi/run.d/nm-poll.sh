@@ -2,6 +2,7 @@
 # Sourced by test/mpi/run: netmod polls skipped while shared memory delivers
 # (doc/user/nm-poll-skip.md): 4 ranks as two
 # pretend nodes, so both transports carry traffic at once.
+needs_shm mpi/nm-poll-skip || return 0
 nm_skip() {   # NAME ARG ENV...
     local name=$1 arg=$2; shift 2
     t_run "$name" 180 bash -c 'set -o pipefail; "$@" | tee /dev/stderr | grep -x "No Errors" >/dev/null' _ \

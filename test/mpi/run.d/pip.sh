@@ -1,6 +1,7 @@
 # Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Sourced by test/mpi/run: PiP (process in process): bad values of its CVARs
-# (any build), then, where PiP is built, its tests.
+# (any build with CH4 shared memory), then, where PiP is built, its tests.
+needs_shm mpi/pip || return 0
 bad_cvar mpi/cvar/bad-pip-threshold MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD -5 "Invalid value '-5' of MPIR_CVAR_CH4_CX_PIP_P2P_THRESHOLD; valid values: a message size in bytes, 0 or more"
 bad_cvar mpi/cvar/bad-pip-enable MPIR_CVAR_CH4_CX_PIP_ENABLE 2 "Invalid value '2' of MPIR_CVAR_CH4_CX_PIP_ENABLE; valid values: 1 (single copy between tasks) or 0 (off)"
 bad_cvar mpi/cvar/bad-steal-stream MPIR_CVAR_CH4_CX_STEAL_STREAM maybe "Unable to parse environment variable (MPIR_CVAR_CH4_CX_STEAL_STREAM)"
