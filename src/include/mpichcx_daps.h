@@ -44,11 +44,6 @@
 
 typedef struct {
     int depth;
-    /* Operations this thread posted and left for workers, minus those it
-     * saw completed (negative when it completed another thread's): its own
-     * cache line, so posting needs no locked instruction. Workers add them
-     * up (pip_daps.h). */
-    long net_avail, shm_avail;
 } __attribute__((aligned(64))) MPIR_CX_daps_slot_t;
 
 typedef struct MPIR_CX_daps_guard {
@@ -112,34 +107,23 @@ static inline bool MPIR_CX_daps_owner_inside(MPIR_CX_daps_guard_t * g)
     return false;
 }
 
-/* The calling thread's slot (THREADS), handed out at its first entry when
- * `take`; NULL if it has none. *shared: later threads count in it too
- * (locked instructions). */
-static inline MPIR_CX_daps_slot_t *MPIR_CX_daps_thread_slot(MPIR_CX_daps_guard_t * g, bool take,
-                                                            bool *shared)
-{
-    int s = MPIR_CX_daps_slot;
-    if (__builtin_expect(!s, 0)) {
-        if (!take) {
-            *shared = false;
-            return NULL;        /* it entered before the guard was turned on */
-        }
-        int n = __atomic_fetch_add(&g->n_slots, 1, __ATOMIC_SEQ_CST);
-        s = MPIR_CX_daps_slot = (n < MPIR_CX_DAPS_SLOTS ? n : MPIR_CX_DAPS_SLOTS - 1) + 1;
-    }
-    *shared = s == MPIR_CX_DAPS_SLOTS;
-    return &g->slots[s - 1];
-}
-
 /* The nesting counter of the calling thread: depth for a single owner,
- * else its slot's (NULL if it has none). */
+ * else its slot (handed out at its first entry when `take`; NULL if it has
+ * none). *shared: other threads count in it too (locked instructions). */
 static inline int *MPIR_CX_daps_counter(MPIR_CX_daps_guard_t * g, bool take, bool *shared)
 {
     *shared = false;
     if (g->on == MPIR_CX_DAPS_SINGLE)
         return &g->depth;
-    MPIR_CX_daps_slot_t *slot = MPIR_CX_daps_thread_slot(g, take, shared);
-    return slot ? &slot->depth : NULL;
+    int s = MPIR_CX_daps_slot;
+    if (__builtin_expect(!s, 0)) {
+        if (!take)
+            return NULL;        /* it entered before the guard was turned on */
+        int n = __atomic_fetch_add(&g->n_slots, 1, __ATOMIC_SEQ_CST);
+        s = MPIR_CX_daps_slot = (n < MPIR_CX_DAPS_SLOTS ? n : MPIR_CX_DAPS_SLOTS - 1) + 1;
+    }
+    *shared = s == MPIR_CX_DAPS_SLOTS;
+    return &g->slots[s - 1].depth;
 }
 
 static inline void MPIR_CX_daps_count(int *d, int delta, bool shared)

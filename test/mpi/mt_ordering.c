@@ -12,6 +12,8 @@
  *     first message;
  *   - MPI_Accumulate(MPI_REPLACE) to one location: 2 is the final value.
  * Under lockq, the cx_ops_enqueued pvar must show that operations were queued.
+ * Argument no-accumulates: sends and receives only (ch4:ucx, where MPICH
+ * 4.0.2 itself leaves these accumulates undone: test/mpi/run.d/threadsafety.sh).
  */
 #include "mpitest.h"
 #include <pthread.h>
@@ -79,7 +81,8 @@ int main(int argc, char **argv)
     MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &winbuf, &win);
     *winbuf = 0;
 
-    for (phase = SENDS; phase <= ACCS; phase++) {
+    int last = argc > 1 && !strcmp(argv[1], "no-accumulates") ? RECVS : ACCS;
+    for (phase = SENDS; phase <= last; phase++) {
         /* the issuing side: rank 0 for sends and accumulates, rank 1 for receives */
         int issuer = (phase == RECVS) ? 1 : 0;
         if (phase == ACCS)

@@ -7,9 +7,30 @@
 # oversubscribed stress, under each.
 models=("${T_MODELS[@]}")
 t_runtime_build "$prefix" || models=("default|")   # one model, fixed at configure time
+# Over UCX, after two MPI_Accumulate(MPI_REPLACE) to a window of
+# MPI_Win_allocate, the origin's MPI_Win_flush, a barrier and the target's
+# MPI_Win_sync, the target's own load still reads the old value, in every
+# round (Debian's own mpich 4.0.2, ch4:ucx, does the same): MPICH's known
+# failure, checked once; the models' ordering is checked on sends and
+# receives there.
+ordering=mt_ordering
+case $(t_device "$prefix") in
+ch4:ucx*)
+    ordering="mt_ordering no-accumulates"
+    log=$T_LOGDIR/mpi_ucx_mt_ordering-accumulates.log rc=0
+    timeout --kill-after=10 180 "${launch[@]}" -n 2 "$work/mpi/mt_ordering" > "$log" 2>&1 || rc=$?
+    if [ $rc = 0 ]; then
+        t_result PASS mpi/ucx/mt_ordering-accumulates "the accumulates are done: the known failure is gone"
+    elif grep "check failed" "$log" | grep -v -e "accumulate left" -e "Found [0-9]* errors" | grep -q . ||
+        ! grep -q "accumulate left" "$log"; then
+        t_result FAIL mpi/ucx/mt_ordering-accumulates "exit $rc; log: $log"
+    else
+        t_result XFAIL mpi/ucx/mt_ordering-accumulates "over UCX the target's load misses the flushed accumulates (Debian's mpich 4.0.2 too)"
+    fi ;;
+esac
 for m in "${models[@]}"; do
     label=${m%%|*}; read -ra menv <<<"${m#*|}"
-    run_ok "mpi/$label/mt_ordering" mt_ordering "${menv[@]}" MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL=50
+    run_ok "mpi/$label/mt_ordering" "$ordering" "${menv[@]}" MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL=50
     run_ok "mpi/$label/mt_liveness" mt_liveness "${menv[@]}" MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL=100
     run_ok "mpi/$label/mt_reactivation" mt_reactivation "${menv[@]}"
     run_ok "mpi/$label/rma_sync_drain" "rma_sync_drain acc flush 4 500" "${menv[@]}"

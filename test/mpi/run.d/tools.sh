@@ -19,11 +19,18 @@ t_check mpi/mpichversion-cx "mpichversion -cx does not print exactly the MPICH-C
 
 # libmpi uses the system libfabric, whose PSM2 provider Omni-Path users select
 # with FI_PROVIDER=psm2 (no Omni-Path hardware here, so only the linkage is checked).
-t_check mpi/libfabric-system "libmpi is not linked against the system libfabric" \
-    bash -c 'ldd "$1/lib/libmpi.so" | grep -Eq "libfabric.so.1 => /(usr/)?lib/" && ! ls "$1"/lib/libfabric* 2>/dev/null' _ "$prefix"
-if command -v fi_info >/dev/null; then
-    t_check mpi/libfabric-psm2 "the system libfabric has no psm2 provider" \
-        bash -c 'fi_info -l | grep -q "^psm2:"'
-else
-    t_result SKIP mpi/libfabric-psm2 "fi_info not installed (package libfabric-bin)"
+if needs_ofi mpi/libfabric; then
+    t_check mpi/libfabric-system "libmpi is not linked against the system libfabric" \
+        bash -c 'ldd "$1/lib/libmpi.so" | grep -Eq "libfabric.so.1 => /(usr/)?lib/" && ! ls "$1"/lib/libfabric* 2>/dev/null' _ "$prefix"
+    if command -v fi_info >/dev/null; then
+        t_check mpi/libfabric-psm2 "the system libfabric has no psm2 provider" \
+            bash -c 'fi_info -l | grep -q "^psm2:"'
+    else
+        t_result SKIP mpi/libfabric-psm2 "fi_info not installed (package libfabric-bin)"
+    fi
 fi
+# ch4:ucx: libmpi uses the system UCX
+case $(t_device "$prefix") in
+ch4:ucx*) t_check mpi/ucx-system "libmpi is not linked against the system UCX" \
+    bash -c 'ldd "$1/lib/libmpi.so" | grep -Eq "libucp.so.0 => /(usr/)?lib/"' _ "$prefix" ;;
+esac

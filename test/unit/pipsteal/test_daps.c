@@ -15,11 +15,6 @@
  *   threads    an owner with MPI threads (more than the guard has own
  *              slots): no worker runs its progress while any of its threads
  *              is inside, so the lock its progress takes is always free
- *   work       the work an owner with MPI threads leaves for workers: each
- *              thread counts in its own slot (the shared last one with
- *              locked instructions), operations completed by another
- *              thread than their poster cancel out, a worker's counts go
- *              to the descriptor
  */
 #define _GNU_SOURCE
 #include "pip_daps.h"
@@ -285,82 +280,6 @@ static int test_threads(void)
     return 0;
 }
 
-/* test_work: thread t posts WORK_OPS operations (kinds 1, 2, 3 in turn)
- * in its slot, then completes those of thread t + 1. */
-#define WORK_OPS 3000
-static pthread_barrier_t work_posted, work_checked;
-
-static void *work_thread_main(void *arg)
-{
-    int t = (int) (long) arg;
-    for (int i = 0; i < WORK_OPS; i++)
-        MPIDI_PIPI_daps_add_work(&victim, i % 3 + 1, 1);
-    pthread_barrier_wait(&work_posted);
-    pthread_barrier_wait(&work_checked);
-    for (int i = 0; i < WORK_OPS; i++)
-        MPIDI_PIPI_daps_add_work(&victim, (i + t + 1) % 3 + 1, -1);
-    return NULL;
-}
-
-static int test_work(void)
-{
-    setup();
-    guard.on = MPIR_CX_DAPS_THREADS;
-    victim.net_avail = 0;
-    bool net, shm;
-    MPIDI_PIPI_daps_work(&victim, &net, &shm);
-    CHECK(!net && !shm && !MPIDI_PIPI_daps_eligible(&victim));
-    pthread_t th[OWNER_THREADS];
-    CHECK(pthread_barrier_init(&work_posted, NULL, OWNER_THREADS + 1) == 0);
-    CHECK(pthread_barrier_init(&work_checked, NULL, OWNER_THREADS + 1) == 0);
-    for (long t = 0; t < OWNER_THREADS; t++)
-        CHECK(pthread_create(&th[t], NULL, work_thread_main, (void *) t) == 0);
-    pthread_barrier_wait(&work_posted);
-    /* each thread counted in its own slot, the last ones in the shared one */
-    long net_sum = 0, shm_sum = 0;
-    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++) {
-        long per = i < MPIR_CX_DAPS_SLOTS - 1 ? 1 : OWNER_THREADS - (MPIR_CX_DAPS_SLOTS - 1);
-        CHECK(guard.slots[i].net_avail == per * (WORK_OPS / 3) * 2);
-        CHECK(guard.slots[i].shm_avail == per * (WORK_OPS / 3) * 2);
-        net_sum += guard.slots[i].net_avail;
-        shm_sum += guard.slots[i].shm_avail;
-    }
-    CHECK(net_sum == OWNER_THREADS * (WORK_OPS / 3) * 2 && shm_sum == net_sum);
-    CHECK(victim.net_avail == 0 && victim.shm_avail == 0);
-    MPIDI_PIPI_daps_work(&victim, &net, &shm);
-    CHECK(net && shm && MPIDI_PIPI_daps_eligible(&victim));
-    pthread_barrier_wait(&work_checked);
-    for (int t = 0; t < OWNER_THREADS; t++)
-        pthread_join(th[t], NULL);
-    /* completed by other threads than their posters: per slot not zero,
-     * in all zero */
-    net_sum = shm_sum = 0;
-    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++) {
-        net_sum += guard.slots[i].net_avail;
-        shm_sum += guard.slots[i].shm_avail;
-    }
-    CHECK(net_sum == 0 && shm_sum == 0);
-    MPIDI_PIPI_daps_work(&victim, &net, &shm);
-    CHECK(!net && !shm && !MPIDI_PIPI_daps_eligible(&victim));
-    /* the worker, in the owner's code, counts in the descriptor: no owner
-     * thread is inside then */
-    guard.worker = 1;
-    guard.worker_thread = pthread_self();
-    MPIDI_PIPI_daps_add_work(&victim, MPIDI_PIPI_DAPS_SHM, 1);
-    CHECK(victim.shm_avail == 1 && victim.net_avail == 0);
-    guard.worker = 0;
-    MPIDI_PIPI_daps_work(&victim, &net, &shm);
-    CHECK(!net && shm);
-    /* a single owner counts in the descriptor */
-    guard.on = MPIR_CX_DAPS_SINGLE;
-    MPIDI_PIPI_daps_add_work(&victim, MPIDI_PIPI_DAPS_NET | MPIDI_PIPI_DAPS_SHM, -1);
-    CHECK(victim.shm_avail == 0 && victim.net_avail == -1);
-    pthread_barrier_destroy(&work_posted);
-    pthread_barrier_destroy(&work_checked);
-    printf("work ok\n");
-    return 0;
-}
-
 static int empty_progress(bool net, bool shm)
 {
     (void) net;
@@ -472,7 +391,7 @@ static int test_pick(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s exclusion|nested|disable|pick|threads|work\n", argv[0]);
+        fprintf(stderr, "usage: %s exclusion|nested|disable|pick|threads\n", argv[0]);
         return 2;
     }
     (void) syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
@@ -488,8 +407,6 @@ int main(int argc, char **argv)
         return test_pick();
     if (!strcmp(argv[1], "threads"))
         return test_threads();
-    if (!strcmp(argv[1], "work"))
-        return test_work();
     fprintf(stderr, "unknown test %s\n", argv[1]);
     return 2;
 }

@@ -355,26 +355,45 @@ bool MPIDI_PIP_daps_idle(void)
     return r > 0;
 }
 
+/* Only this rank's MPI code changes its counters, and the guard never lets
+ * the owner and a worker run it at once; without MPI threads a plain load
+ * and store do, without a locked instruction. Workers only read them. */
+static inline void avail_add(long *counter, long delta)
+{
+    if (MPIR_CX_daps_guard.on == MPIR_CX_DAPS_THREADS)
+        __atomic_add_fetch(counter, delta, __ATOMIC_RELAXED);
+    else
+        __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + delta,
+                         __ATOMIC_RELAXED);
+}
+
 /* A nonblocking operation still incomplete after its issue: workers have
  * something to progress here until it completes (request free hook). */
 void MPIDI_PIP_daps_posted(MPIR_Request * req, int kind)
 {
     req->dev.cx_daps = kind;
-    MPIDI_PIPI_daps_add_work(&my_daps, kind, 1);
+    if (kind & MPIDI_PIPI_DAPS_NET)
+        avail_add(&my_daps.net_avail, 1);
+    if (kind & MPIDI_PIPI_DAPS_SHM)
+        avail_add(&my_daps.shm_avail, 1);
 }
 
 void MPIDI_PIP_daps_untrack(MPIR_Request * req)
 {
     int kind = req->dev.cx_daps;
     req->dev.cx_daps = 0;
-    MPIDI_PIPI_daps_add_work(&my_daps, kind, -1);
+    if (kind & MPIDI_PIPI_DAPS_NET)
+        avail_add(&my_daps.net_avail, -1);
+    if (kind & MPIDI_PIPI_DAPS_SHM)
+        avail_add(&my_daps.shm_avail, -1);
 }
 
 /* A window with memory: other ranks' RMA may need this rank's progress
  * (active messages) for its whole life; the target cannot know when. */
 void MPIDI_PIP_daps_window(int delta)
 {
-    MPIDI_PIPI_daps_add_work(&my_daps, MPIDI_PIPI_DAPS_NET | MPIDI_PIPI_DAPS_SHM, delta);
+    avail_add(&my_daps.net_avail, delta);
+    avail_add(&my_daps.shm_avail, delta);
 }
 
 static void register_pvars(void)

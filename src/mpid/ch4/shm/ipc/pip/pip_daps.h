@@ -39,9 +39,7 @@ typedef struct MPIDI_PIPI_daps_rank {
     /* 1 between the end of MPI_Init and the start of MPI_Finalize */
     int enabled __attribute__((aligned(64)));
     /* how likely a step finds work: incomplete operations that need a
-     * peer's handshake through the netmod or shared memory, windows; with
-     * MPI threads, these plus the guard's per-thread counts
-     * (MPIDI_PIPI_daps_add_work) */
+     * peer's handshake through the netmod or shared memory, windows */
     long net_avail __attribute__((aligned(64)));
     long shm_avail;
 } __attribute__((aligned(64))) MPIDI_PIPI_daps_rank_t;
@@ -83,65 +81,17 @@ static inline unsigned MPIDI_PIPI_daps_rand(unsigned *rng)
     return *rng;
 }
 
-/* The work v left posted for workers, by kind, read without any store:
- * its descriptor's counters plus, with MPI threads, each thread's. */
-static inline void MPIDI_PIPI_daps_work(const MPIDI_PIPI_daps_rank_t * v, bool *net, bool *shm)
-{
-    long n = __atomic_load_n(&v->net_avail, __ATOMIC_RELAXED);
-    long s = __atomic_load_n(&v->shm_avail, __ATOMIC_RELAXED);
-    const MPIR_CX_daps_guard_t *g = v->guard;
-    if (__atomic_load_n(&g->on, __ATOMIC_RELAXED) == MPIR_CX_DAPS_THREADS) {
-        int k = __atomic_load_n(&g->n_slots, __ATOMIC_ACQUIRE);
-        for (int i = 0; i < k && i < MPIR_CX_DAPS_SLOTS; i++) {
-            n += __atomic_load_n(&g->slots[i].net_avail, __ATOMIC_RELAXED);
-            s += __atomic_load_n(&g->slots[i].shm_avail, __ATOMIC_RELAXED);
-        }
-    }
-    *net = n > 0;
-    *shm = s > 0;
-}
-
-/* This rank posted (delta 1) or finished with (-1) an operation that needs
- * a worker's help through the netmod, shared memory or both (kind:
- * MPIDI_PIPI_DAPS_* bits). Only this rank's MPI code calls it, and the guard
- * never lets the owner and a worker run that code at once. So without MPI
- * threads, and on the worker, the descriptor's counters take plain loads and
- * stores; with MPI threads, each thread counts in its own slot (locked
- * instructions only in the shared last one): one counter for all threads
- * cost two locked instructions per message. */
-static inline void MPIDI_PIPI_daps_add_work(MPIDI_PIPI_daps_rank_t * self, int kind, long delta)
-{
-    MPIR_CX_daps_guard_t *g = self->guard;
-    long *net = &self->net_avail, *shm = &self->shm_avail;
-    bool shared = false;
-    if (g->on == MPIR_CX_DAPS_THREADS && !MPIR_CX_daps_in_worker(g)) {
-        MPIR_CX_daps_slot_t *slot = MPIR_CX_daps_thread_slot(g, true, &shared);
-        net = &slot->net_avail;
-        shm = &slot->shm_avail;
-    }
-    for (int k = MPIDI_PIPI_DAPS_NET; k <= MPIDI_PIPI_DAPS_SHM; k <<= 1) {
-        long *c = k == MPIDI_PIPI_DAPS_NET ? net : shm;
-        if (!(kind & k))
-            continue;
-        if (shared)
-            __atomic_add_fetch(c, delta, __ATOMIC_RELAXED);
-        else
-            __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + delta, __ATOMIC_RELAXED);
-    }
-}
-
 /* Whether v might have progress for a worker, read without any store. */
 static inline bool MPIDI_PIPI_daps_eligible(const MPIDI_PIPI_daps_rank_t * v)
 {
     /* the lines the owner writes least often first: a rank in a
-     * communication loop is mostly inside MPI, and its counters' lines are
+     * communication loop is mostly inside MPI, and its counters' line is
      * then not read at all */
-    bool net, shm;
-    if (!__atomic_load_n(&v->enabled, __ATOMIC_RELAXED) ||
-        __atomic_load_n(&v->guard->worker, __ATOMIC_RELAXED) || MPIR_CX_daps_owner_inside(v->guard))
-        return false;
-    MPIDI_PIPI_daps_work(v, &net, &shm);
-    return net || shm;
+    return __atomic_load_n(&v->enabled, __ATOMIC_RELAXED) &&
+        !__atomic_load_n(&v->guard->worker, __ATOMIC_RELAXED) &&
+        !MPIR_CX_daps_owner_inside(v->guard) &&
+        (__atomic_load_n(&v->net_avail, __ATOMIC_RELAXED) > 0 ||
+         __atomic_load_n(&v->shm_avail, __ATOMIC_RELAXED) > 0);
 }
 
 /* One steal step on v: -1 if v was not available (disabled, a thread of
@@ -163,8 +113,8 @@ static inline int MPIDI_PIPI_daps_try(MPIDI_PIPI_daps_rank_t * v, void (*fence)(
     int r = -1;
     /* enabled: MPI_Finalize clears it with an exchange, then waits for us */
     if (__atomic_load_n(&v->enabled, __ATOMIC_SEQ_CST) && !MPIR_CX_daps_owner_inside(v->guard)) {
-        bool net, shm;
-        MPIDI_PIPI_daps_work(v, &net, &shm);
+        bool net = __atomic_load_n(&v->net_avail, __ATOMIC_RELAXED) > 0;
+        bool shm = __atomic_load_n(&v->shm_avail, __ATOMIC_RELAXED) > 0;
         r = v->progress(net, shm);
     }
     __atomic_store_n(&v->guard->worker, 0, __ATOMIC_RELEASE);

@@ -19,7 +19,16 @@
 extern bool MPIDI_PIP_mcoll_on; /* ranks are PiP tasks (mpiexec -pip): on every rank */
 extern bool MPIDI_PIP_mcoll_auto;       /* ... and MPIR_CVAR_CH4_CX_MCOLL is auto */
 
+#ifdef MPIDI_CH4_DIRECT_NETMOD
+/* no CH4 shared memory (ch4:ucx): the PiP module is not compiled, and no
+ * communicator has PiP-MColl state */
+static inline void MPIDI_PIP_mcoll_comm_free(MPIR_Comm * comm)
+{
+    (void) comm;
+}
+#else
 void MPIDI_PIP_mcoll_comm_free(MPIR_Comm * comm);
+#endif
 
 /* Which collectives MPIR_CVAR_CH4_CX_MCOLL=auto takes: allgather by posted
  * addresses lost to MPICH's at most sizes measured (doc/performance.md), so

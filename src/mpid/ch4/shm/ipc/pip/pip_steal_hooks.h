@@ -47,7 +47,16 @@ bool MPIDI_PIP_steal_unpack(const void *packed, MPI_Aint bytes, void *buf, MPI_A
 /* The info key post_comm_access: how the application reads data right after
  * it arrived.  lo-to-hi 1, hi-to-lo 2, random 3; any other value 0 (MPI
  * ignores hints it does not understand). */
+#ifdef MPIDI_CH4_DIRECT_NETMOD
+/* no CH4 shared memory (ch4:ucx): no CAB-MPI to order; the hint is ignored */
+static inline int MPIDI_PIP_steal_order_of(const char *value)
+{
+    (void) value;
+    return 0;
+}
+#else
 int MPIDI_PIP_steal_order_of(const char *value);
+#endif
 /* MPI_Comm_set_info and the communicator constructors with info. */
 void MPIDI_PIP_steal_comm_hints(MPIR_Comm * comm, MPIR_Info * info);
 
