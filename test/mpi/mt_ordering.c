@@ -13,7 +13,7 @@
  *   - MPI_Accumulate(MPI_REPLACE) to one location: 2 is the final value.
  * Under lockq, the cx_ops_enqueued pvar must show that operations were queued.
  * Argument no-accumulates: sends and receives only (ch4:ucx, where MPICH
- * 4.0.2 itself leaves these accumulates undone: test/mpi/run.d/threadsafety.sh).
+ * 4.0.2's target does not see these accumulates: test/mpi/run.d/threadsafety.sh).
  */
 #include "mpitest.h"
 #include <pthread.h>

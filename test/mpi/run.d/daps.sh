@@ -1,9 +1,9 @@
 # Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Sourced by test/mpi/run: Daps progress stealing (doc/user/daps.md): a bad
-# value of its CVAR (any build with CH4 shared memory), then, where PiP is built, a rank that
-# computes outside MPI gets its receive or RMA target work done by ranks
-# idle in MPI, checked before its own next MPI call, over shared memory and
-# over the netmod; off, processes, and more ranks than cores.
+# value of its CVAR (any build with CH4 shared memory), then, where PiP is
+# built, a rank that computes outside MPI gets its receive or RMA target work
+# done by ranks idle in MPI, checked before its own next MPI call, over shared
+# memory and over the netmod; off, processes, and more ranks than cores.
 needs_shm mpi/daps || return 0
 bad_cvar mpi/cvar/bad-daps MPIR_CVAR_CH4_CX_DAPS sometimes "Invalid value 'sometimes' of MPIR_CVAR_CH4_CX_DAPS; valid values: on or off"
 bad_cvar mpi/cvar/bad-daps-away MPIR_CVAR_CH4_CX_DAPS_AWAY_US -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_DAPS_AWAY_US; valid values: 0 to 1000000"

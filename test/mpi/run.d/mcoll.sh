@@ -1,16 +1,16 @@
 # Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Sourced by test/mpi/run: PiP-MColl (doc/user/pip-mcoll.md): bad values of
-# its CVARs (any build with CH4 shared memory), then, where PiP is built, the correctness sweep
-# (mcoll_sweep: every collective, root, in place or not, sizes around the
-# switch points, strided types, a non-commutative operation; checked
-# against results computed without MPI) by posted addresses, chosen by
+# its CVARs (any build with CH4 shared memory), then, where PiP is built, the
+# correctness sweep (mcoll_sweep: every collective, root, in place or not,
+# sizes around the switch points, strided types, a non-commutative operation;
+# checked against results computed without MPI) by posted addresses, chosen by
 # MPIR_CVAR_CH4_CX_MCOLL=auto and forced by the algorithm CVARs; off and as
 # processes (MPICH's algorithms, the pvars unmoved); more ranks than cores;
 # every thread-safety model. Across nodes (emulated: see nodes_run) the same
 # sweep on the N x P grid with N in {2,3,4,5,8} and P in {1,2,3,4}, nodes of
-# unequal sizes, cliques (nodes whose ranks are not consecutive), forced,
-# off and processes; the internode steps of an allgather must be
-# ceil(log_{P+1} N).
+# unequal sizes, cliques (nodes whose ranks are not consecutive), forced, off
+# and processes; the internode steps of an allgather must be ceil(log_{P+1}
+# N).
 needs_shm mpi/mcoll || return 0
 bad_cvar mpi/cvar/bad-mcoll MPIR_CVAR_CH4_CX_MCOLL always "Invalid value 'always' of MPIR_CVAR_CH4_CX_MCOLL; valid values: auto or off"
 bad_cvar mpi/cvar/bad-mcoll-small MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_MCOLL_ALLREDUCE_SMALL; valid values: a message size in bytes, 0 or more"

@@ -1,10 +1,10 @@
 # Copyright (C) MPICH-CX contributors. See COPYRIGHT in top-level directory.
 # Sourced by test/mpi/run: CAB-MPI work stealing (doc/user/cab-stealing.md):
-# bad values of its CVARs (any build with CH4 shared memory), then, where PiP is built, copies and
-# accumulates checked byte for byte while every one of them is a task in
-# tiny chunks, on 3, 4 and 16 ranks (16: two hosts), under each strategy on
-# a fake two-node NUMA map, through the netmod, with the post_comm_access
-# info key, and that ranks waiting in MPI did steal.
+# bad values of its CVARs (any build with CH4 shared memory), then, where PiP
+# is built, copies and accumulates checked byte for byte while every one of
+# them is a task in tiny chunks, on 3, 4 and 16 ranks (16: two hosts), under
+# each strategy on a fake two-node NUMA map, through the netmod, with the
+# post_comm_access info key, and that ranks waiting in MPI did steal.
 needs_shm mpi/steal || return 0
 bad_cvar mpi/cvar/bad-steal MPIR_CVAR_CH4_CX_STEAL greedy "Invalid value 'greedy' of MPIR_CVAR_CH4_CX_STEAL; valid values: off, localized, mixed or throughput"
 bad_cvar mpi/cvar/bad-steal-threshold MPIR_CVAR_CH4_CX_STEAL_THRESHOLD -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_STEAL_THRESHOLD; valid values: a size in bytes, 0 or more"
