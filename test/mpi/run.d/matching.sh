@@ -8,14 +8,15 @@
 # memory and over OFI's active-message path (tagged messages off).
 # Over UCX (no CH4 shared memory) UCX matches every message itself: MPI's
 # rules are checked there, the matcher's pvars are not.
-ucx=0; case $(t_device "$prefix") in ch4:ucx*) [ -n "$no_shm" ] && ucx=1 ;; esac
+netmod_matches=0
+case $(t_device "$prefix") in ch4:ucx*) [ -n "$no_shm" ] && netmod_matches=1 ;; esac
 for mm in hash hash-tables hash-moves list; do
     menv=(MPIR_CVAR_CH4_CX_MATCHING=${mm%%-*})
     case $mm in
         hash-tables) menv+=(MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX=0) ;;
         hash-moves) menv+=(MPIR_CVAR_CH4_CX_MATCHING_LIST_MAX=2) ;;
     esac
-    if [ $ucx = 1 ]; then
+    if [ $netmod_matches = 1 ]; then
         run_ok "mpi/match-$mm/match_order-ucx" "match_order netmod-matches" "${menv[@]}"
         continue
     fi
@@ -26,7 +27,7 @@ done
 # cx-request-capacity): 300000 receives queued at once, posted first and
 # unexpected first, over shared memory and OFI's active-message path; and
 # running out names the limit.
-if [ $ucx = 1 ]; then
+if [ $netmod_matches = 1 ]; then
     t_result SKIP mpi/many-requests "UCX matches the 300000 receives itself, in linear time (minutes)"
 else
     run_ok mpi/many-requests many_requests
@@ -43,7 +44,7 @@ t_run mpi/many-requests-exhaust 60 bash -c 'out=$("$@" 2>&1) && { echo "$out"; e
 # Over UCX the buffers are not used (UCX keeps unexpected messages itself),
 # and MPICH 4.0.2 fails this program there (payloads of 0: Debian's mpich
 # package, ch4:ucx, too).
-if [ $ucx = 1 ]; then
+if [ $netmod_matches = 1 ]; then
     t_result SKIP mpi/unexp-buffers "UCX keeps unexpected messages itself (and MPICH 4.0.2 fails this program over UCX)"
 else
     run_ok mpi/unexp-buffers unexp_buffers
