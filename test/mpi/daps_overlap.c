@@ -17,6 +17,8 @@
  * the rank progresses itself, nobody steals).
  * threads=N (contig, vector): MPI_THREAD_MULTIPLE, and N threads of rank 1
  * each post their own receive and compute; rank 0 sends N messages.
+ * bytes=N (contig): N bytes instead of 4 MiB. A small receive waits for no
+ * handshake, and Daps does not count it: nobody steals for it.
  * Prints "overlapped N of M" (M: iterations times threads) and "No Errors"
  * when the data is right (and, with expect-overlap, all M overlapped).
  */
@@ -33,6 +35,7 @@
 
 static int errs;
 static long acc_doubles = 128 << 10;    /* acc-mib=N: N MiB of doubles */
+static long contig_bytes = CONTIG_BYTES;        /* bytes=N */
 
 static unsigned char pattern(long i, int iter)
 {
@@ -105,6 +108,8 @@ int main(int argc, char **argv)
             compute_ms = atoi(argv[i] + 11);
         else if (!strncmp(argv[i], "acc-mib=", 8))
             acc_doubles = atol(argv[i] + 8) << 17;
+        else if (!strncmp(argv[i], "bytes=", 6))
+            contig_bytes = atol(argv[i] + 6);
         else if (strcmp(argv[i], "multiple") && strncmp(argv[i], "threads=", 8))
             MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -114,7 +119,9 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
 
     MPI_Datatype type = MPI_BYTE;
-    long count = CONTIG_BYTES, span = CONTIG_BYTES;
+    if (contig_bytes < 1 || (!contig && contig_bytes != CONTIG_BYTES))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    long count = contig_bytes, span = contig_bytes;
     if (vector) {
         MPI_Type_vector(VECTOR_COUNT, 1, VECTOR_STRIDE, MPI_CHAR, &type);
         MPI_Type_commit(&type);

@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
 work=${T_WORKDIR:-/tmp/cx-pipsteal-tests}
 tests=(segments alone steal waiter shared-waiter reduce window victims stream)
-daps_tests=(exclusion nested disable pick threads)
+daps_tests=(exclusion nested disable pick threads slots)
 mcoll_tests=(posts reuse parts oneway)
 
 # VARIANT CFLAGS

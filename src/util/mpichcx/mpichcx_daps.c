@@ -9,6 +9,5 @@
 #include "mpichcx_daps.h"
 
 MPIR_CX_daps_guard_t MPIR_CX_daps_guard;
-__thread int MPIR_CX_daps_slot;
 void (*MPIR_CX_daps_start)(void);
 void (*MPIR_CX_daps_stop)(void);

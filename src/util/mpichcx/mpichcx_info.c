@@ -48,7 +48,7 @@ const char *MPIDI_PIP_describe(void);
 
 static const char *pip_describe(void)
 {
-    static char buf[160];
+    static char buf[400];       /* MPIDI_PIP_describe's 320, and the task */
     const char *n = getenv("MPICH_CX_PIP_NTASKS");
     snprintf(buf, sizeof(buf), "task %s of %s in this process, %s", getenv("MPICH_CX_PIP_TASK"),
              n ? n : "?", PIP_SINGLE_COPY());

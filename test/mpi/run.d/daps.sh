@@ -56,6 +56,15 @@ elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
         -genv FI_PROVIDER tcp -n 4 "$work/mpi/daps_overlap" contig 3 expect-overlap threads=3
     pip_run daps-threads-reenter 300 "$overlap" "${daps[@]}" -n 4 "$work/mpi/daps_overlap" vector 60 \
         compute-ms=1 threads=3
+    # a small receive needs no handshake and is not counted: nobody steals
+    # for it (the data arrives when rank 1 calls MPI again)
+    pip_run daps-small-recv 300 "$overlap"' && grep -q "overlapped 0 of 3" <<<"$out"' "${daps[@]}" \
+        -n 3 "$work/mpi/daps_overlap" contig 3 bytes=64 compute-ms=50
+    # with MPICH's progress thread, Daps stays out (the thread sits inside MPI)
+    pip_run daps-async-progress 120 '[ $rc = 0 ] && grep -q "no progress stealing (MPIR_CVAR_ASYNC_PROGRESS=1 runs a progress thread)" <<<"$out"' \
+        "${daps[@]}" -genv MPIR_CVAR_ASYNC_PROGRESS 1 -n 2 "$work/mpi/library_version" -v
+    pip_run daps-extensions-line 120 '[ $rc = 0 ] && grep -q "^MPICH-CX Extensions:.*, progress stealing" <<<"$out"' \
+        "${daps[@]}" -n 2 "$work/mpi/library_version" -v
     # 2 ranks: the sender alone is the worker; 6 ranks on 2 cores
     pip_run daps-contig-2 300 "$overlap" "${daps[@]}" -n 2 "$work/mpi/daps_overlap" contig 3 expect-overlap
     pip_run daps-vector-6 300 "$overlap" "${daps[@]}" -n 6 "$work/mpi/daps_overlap" vector 3 expect-overlap

@@ -15,6 +15,8 @@
  *   threads    an owner with MPI threads (more than the guard has own
  *              slots): no worker runs its progress while any of its threads
  *              is inside, so the lock its progress takes is always free
+ *   slots      each thread counts in a slot of its own, found again at every
+ *              entry; threads beyond the slots share a locked counter
  */
 #define _GNU_SOURCE
 #include "pip_daps.h"
@@ -29,7 +31,6 @@
 #include <unistd.h>
 
 MPIR_CX_daps_guard_t MPIR_CX_daps_guard;
-__thread int MPIR_CX_daps_slot;
 void (*MPIR_CX_daps_start)(void);
 void (*MPIR_CX_daps_stop)(void);
 
@@ -145,27 +146,59 @@ static int test_exclusion(int nested)
     return 0;
 }
 
-/* The worker's own entries leave depth alone, even when the owner is
- * inside (its depth belongs to the owner). */
-static void check_worker_entries(void)
+/* The sum of every thread's nesting. */
+static int depth_sum(void)
+{
+    int sum = guard.depth + guard.shared;
+    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
+        sum += guard.slots[i].depth;
+    return sum;
+}
+
+/* The worker's own entries leave the depths alone, even when the owner is
+ * inside (they belong to the owner's threads); below MPI_THREAD_MULTIPLE
+ * in depth, with MPI threads in the thread's slot. */
+static void check_worker_entries(int mode)
 {
     setup();
-    guard.depth = 3;
+    guard.on = mode;
+    int *mine = &guard.depth;
+    if (mode == MPIR_CX_DAPS_THREADS)
+        mine = &MPIR_CX_daps_home(&guard, MPIR_CX_daps_self())->depth;
+    MPIR_CX_daps_enter(&guard);
+    MPIR_CX_daps_enter(&guard);
+    MPIR_CX_daps_enter(&guard);
+    CHECK(*mine == 3 && depth_sum() == 3 && MPIR_CX_daps_owner_inside(&guard));
+    /* this thread is the worker now (the busy bit set, as in
+     * MPIDI_PIPI_daps_try) */
     guard.worker = 1;
     guard.worker_thread = pthread_self();
+    MPIR_CX_daps_set_busy(&guard);
     MPIR_CX_daps_enter(&guard);
     MPIR_CX_daps_exit(&guard);
     MPIR_CX_daps_exit(&guard);
-    CHECK(guard.depth == 3);
+    CHECK(*mine == 3 && depth_sum() == 3);
+    MPIR_CX_daps_clear_busy(&guard);
     guard.worker = 0;
+    CHECK(guard.on == mode);
     MPIR_CX_daps_enter(&guard);
-    CHECK(guard.depth == 4);
+    CHECK(*mine == 4);
     MPIR_CX_daps_exit(&guard);
     MPIR_CX_daps_exit(&guard);
-    CHECK(guard.depth == 2);
+    CHECK(*mine == 2 && depth_sum() == 2);
+    /* an exit while a worker holds the busy bit (about to see the owner
+     * inside and back off) counts as the owner's */
+    MPIR_CX_daps_set_busy(&guard);
+    MPIR_CX_daps_exit(&guard);
+    MPIR_CX_daps_clear_busy(&guard);
+    CHECK(*mine == 1 && depth_sum() == 1);
     guard.on = 0;       /* off: nothing counted */
     MPIR_CX_daps_enter(&guard);
-    CHECK(guard.depth == 2);
+    CHECK(depth_sum() == 1);
+    MPIR_CX_daps_reset(&guard);
+    CHECK(depth_sum() == 0 && guard.on == 0);
+    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
+        CHECK(guard.slots[i].owner == 0);
 }
 
 static int test_disable(void)
@@ -203,7 +236,7 @@ static int test_disable(void)
  * allocator inside a call), takes the rank's lock (a VCI lock) and changes
  * the rank's state; the workers' progress takes the same lock and must
  * always find it free, with no owner thread inside. */
-#define OWNER_THREADS (MPIR_CX_DAPS_SLOTS + 4)  /* some share the last slot */
+#define OWNER_THREADS (MPIR_CX_DAPS_SLOTS + 4)  /* some share the locked counter */
 static pthread_mutex_t rank_lock = PTHREAD_MUTEX_INITIALIZER;
 static int owners_inside;
 
@@ -263,20 +296,74 @@ static int test_threads(void)
         pthread_join(w[i], NULL);
     CHECK(ran[0] + ran[1] + ran[2] == progressed);
     CHECK(state == owned + progressed);
-    CHECK(guard.n_slots == OWNER_THREADS && guard.depth == 0);
+    /* every slot taken (the threads were alive together at their first
+     * entries), the others counted in the shared counter, all left */
     for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
-        CHECK(guard.slots[i].depth == 0);
-    CHECK(!MPIR_CX_daps_owner_inside(&guard));
-    /* a thread inside, in its own slot or in the shared one: no step */
+        CHECK(guard.slots[i].owner != 0 && guard.slots[i].depth == 0);
+    CHECK(guard.shared == 0 && !MPIR_CX_daps_owner_inside(&guard));
+    /* a thread inside, in its own slot or in the shared counter: no step */
     guard.slots[3].depth = 1;
     CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
     guard.slots[3].depth = 0;
-    guard.slots[MPIR_CX_DAPS_SLOTS - 1].depth = 2;
+    guard.shared = 2;
     CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
-    guard.slots[MPIR_CX_DAPS_SLOTS - 1].depth = 0;
+    guard.shared = 0;
     CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == MPIDI_PIPI_DAPS_NET);
     printf("owner threads %d, their sections %ld, worker steps %ld\n", OWNER_THREADS, owned,
            progressed);
+    return 0;
+}
+
+/* Threads find their own slot again at each entry, whichever slot their
+ * hash names; with the slots taken they count in the shared counter. */
+static int slot_counts[MPIR_CX_DAPS_SLOTS + 8];
+static pthread_barrier_t all_in, checked;
+
+static void *slot_thread_main(void *arg)
+{
+    int *count = arg;
+    MPIR_CX_daps_enter(&guard);
+    MPIR_CX_daps_enter(&guard);
+    pthread_barrier_wait(&all_in);
+    *count = 2;
+    pthread_barrier_wait(&checked);
+    MPIR_CX_daps_exit(&guard);
+    MPIR_CX_daps_exit(&guard);
+    *count = 0;
+    return NULL;
+}
+
+static int test_slots(void)
+{
+    enum { N = MPIR_CX_DAPS_SLOTS + 8 };
+    setup();
+    guard.on = MPIR_CX_DAPS_THREADS;
+    pthread_t th[N];
+    CHECK(pthread_barrier_init(&all_in, NULL, N + 1) == 0);
+    CHECK(pthread_barrier_init(&checked, NULL, N + 1) == 0);
+    for (int i = 0; i < N; i++)
+        CHECK(pthread_create(&th[i], NULL, slot_thread_main, &slot_counts[i]) == 0);
+    pthread_barrier_wait(&all_in);
+    /* all inside twice: every slot owned by one thread with depth 2, the
+     * other 8 threads in the shared counter */
+    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++) {
+        CHECK(guard.slots[i].owner != 0 && guard.slots[i].depth == 2);
+        for (int j = 0; j < i; j++)
+            CHECK(guard.slots[j].owner != guard.slots[i].owner);
+    }
+    CHECK(guard.shared == 2 * (N - MPIR_CX_DAPS_SLOTS));
+    CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
+    pthread_barrier_wait(&checked);
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    CHECK(depth_sum() == 0);
+    CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == MPIDI_PIPI_DAPS_NET);
+    /* a thread leaving a call it entered before the guard was on counts
+     * nothing */
+    MPIR_CX_daps_exit(&guard);
+    CHECK(depth_sum() == 0);
+    printf("%d threads: %d slots, %d in the shared counter\n", N, MPIR_CX_DAPS_SLOTS,
+           N - MPIR_CX_DAPS_SLOTS);
     return 0;
 }
 
@@ -342,7 +429,7 @@ static int test_pick(void)
     fake_ns += 899;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.local_fails == 0);
     fake_ns += 200;
-    g[0].depth = 1;     /* the owner enters MPI: watching starts again */
+    g[0].depth = 1;    /* the owner enters MPI: watching starts again */
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
     g[0].depth = 0;
     fake_ns += 200;
@@ -391,14 +478,15 @@ static int test_pick(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s exclusion|nested|disable|pick|threads\n", argv[0]);
+        fprintf(stderr, "usage: %s exclusion|nested|disable|pick|threads|slots\n", argv[0]);
         return 2;
     }
     (void) syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
     if (!strcmp(argv[1], "exclusion"))
         return test_exclusion(0);
     if (!strcmp(argv[1], "nested")) {
-        check_worker_entries();
+        check_worker_entries(MPIR_CX_DAPS_SINGLE);
+        check_worker_entries(MPIR_CX_DAPS_THREADS);
         return test_exclusion(1);
     }
     if (!strcmp(argv[1], "disable"))
@@ -407,6 +495,8 @@ int main(int argc, char **argv)
         return test_pick();
     if (!strcmp(argv[1], "threads"))
         return test_threads();
+    if (!strcmp(argv[1], "slots"))
+        return test_slots();
     fprintf(stderr, "unknown test %s\n", argv[1]);
     return 2;
 }

@@ -179,16 +179,33 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_wait_done(void)
 #endif
 }
 
-/* Daps: a nonblocking send or receive its issue left incomplete
- * (ch4_send.h, ch4_recv.h; not on self communicators), counted until the
- * request's first reference is dropped (mpidpost.h); windows, counted for
- * their whole life (ch4_win.c): other ranks' RMA may need the target. */
+/* Daps counts what a peer may wait on this rank's progress for (paper
+ * §3.4.2), until the request's first reference is dropped (mpidpost.h): a
+ * nonblocking send its issue left incomplete (queued, rendezvous,
+ * pipelined, packed; ch4_send.h), and a nonblocking receive that needs a
+ * handshake (ch4_recv.h): noncontiguous (unpacked here) or of at least
+ * MPIDI_PIP_daps_track_bytes (rendezvous, PiP single copy, pipelined). A
+ * small contiguous receive waits for its sender, but nobody waits for it,
+ * and not counting it keeps the check to a few instructions. Not on self
+ * communicators. Windows count for their whole life (ch4_win.c): other
+ * ranks' RMA may need the target. */
 #ifdef MPIDI_CX_DAPS
-#define MPIDI_CX_DAPS_POSTED(req_, av_, rank_) \
+#define MPIDI_CX_DAPS_KIND(av_, rank_) \
+    ((rank_) == MPI_ANY_SOURCE ? 3 : MPIDI_av_is_local(av_) ? 2 : 1)
+#define MPIDI_CX_DAPS_SEND_POSTED(req_, av_, rank_) \
     do { \
         if (unlikely(MPIDI_PIP_daps_track_on) && (req_) && !MPIR_Request_is_complete(req_)) \
-            MPIDI_PIP_daps_posted((req_), (rank_) == MPI_ANY_SOURCE ? 3 : \
-                                  MPIDI_av_is_local(av_) ? 2 : 1); \
+            MPIDI_PIP_daps_posted((req_), MPIDI_CX_DAPS_KIND(av_, rank_)); \
+    } while (0)
+#define MPIDI_CX_DAPS_RECV_POSTED(req_, av_, rank_, count_, datatype_) \
+    do { \
+        if (unlikely(MPIDI_PIP_daps_track_on) && (req_) && !MPIR_Request_is_complete(req_)) { \
+            int dt_contig_; \
+            size_t data_sz_; \
+            MPIDI_Datatype_check_contig_size(datatype_, count_, dt_contig_, data_sz_); \
+            if (!dt_contig_ || data_sz_ >= MPIDI_PIP_daps_track_bytes) \
+                MPIDI_PIP_daps_posted((req_), MPIDI_CX_DAPS_KIND(av_, rank_)); \
+        } \
     } while (0)
 #define MPIDI_CX_daps_window(delta_) \
     do { \
@@ -196,7 +213,8 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_wait_done(void)
             MPIDI_PIP_daps_window(delta_); \
     } while (0)
 #else
-#define MPIDI_CX_DAPS_POSTED(req_, av_, rank_) do { } while (0)
+#define MPIDI_CX_DAPS_SEND_POSTED(req_, av_, rank_) do { } while (0)
+#define MPIDI_CX_DAPS_RECV_POSTED(req_, av_, rank_, count_, datatype_) do { } while (0)
 #define MPIDI_CX_daps_window(delta_) do { } while (0)
 #endif
 

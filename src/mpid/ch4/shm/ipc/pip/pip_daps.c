@@ -61,6 +61,7 @@ cvars:
 
 bool MPIDI_PIP_daps_on;         /* this rank steals (idle hook) */
 bool MPIDI_PIP_daps_track_on;   /* this rank counts what it posts */
+size_t MPIDI_PIP_daps_track_bytes = SIZE_MAX;
 
 static MPIDI_PIPI_daps_rank_t my_daps;
 static struct {
@@ -223,8 +224,16 @@ static void daps_start(void)
     MPIR_CX_daps_start = NULL;  /* once: a second MPI_Session_init comes here too */
     if (!MPIDI_PIP_daps_track_on)
         return;
+    if (MPIR_CVAR_ASYNC_PROGRESS && MPIR_ThreadInfo.thread_provided == MPI_THREAD_MULTIPLE) {
+        /* MPICH's progress thread progresses this rank, and sits inside MPI
+         * from before the guard was turned on: no worker may step in */
+        MPIDI_PIP_daps_track_on = false;
+        daps.off_reason = "MPIR_CVAR_ASYNC_PROGRESS=1 runs a progress thread";
+        return;
+    }
     MPIDI_PIP_daps_on = true;
-    MPIR_CX_daps_guard.on = MPIR_ThreadInfo.isThreaded ? MPIR_CX_DAPS_THREADS : MPIR_CX_DAPS_SINGLE;
+    MPIR_CX_daps_turn_on(&MPIR_CX_daps_guard,
+                         MPIR_ThreadInfo.isThreaded ? MPIR_CX_DAPS_THREADS : MPIR_CX_DAPS_SINGLE);
     __atomic_store_n(&my_daps.enabled, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -236,11 +245,7 @@ static void daps_stop(void)
     MPIDI_PIP_daps_on = false;
     MPIDI_PIP_daps_track_on = false;
     MPIDI_PIPI_daps_disable(&my_daps);
-    MPIR_CX_daps_guard.on = MPIR_CX_DAPS_OFF;
-    /* the finalizing thread's entry is never left (guard off) */
-    MPIR_CX_daps_guard.depth = 0;
-    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
-        MPIR_CX_daps_guard.slots[i].depth = 0;
+    MPIR_CX_daps_reset(&MPIR_CX_daps_guard);
 }
 
 /* MPI_Finalize, later: peers stopped reading our descriptor when they
@@ -252,6 +257,28 @@ void MPIDI_PIP_daps_finalize(void)
     MPL_free(daps.world.local);
     MPL_free(daps.world.remote);
     memset(&daps.world, 0, sizeof(daps.world));
+}
+
+/* The smallest contiguous receive that may need a handshake with its
+ * sender: PiP's single-copy threshold, the shared-memory and netmod eager
+ * limits (larger messages are pipelined or go by rendezvous), and
+ * libfabric's rxm rendezvous threshold (FI_OFI_RXM_BUFFER_SIZE, 16 KiB by
+ * default; tcp and verbs send smaller messages eagerly). */
+static size_t handshake_bytes(void)
+{
+    size_t n = 16384;
+    const char *rxm = getenv("FI_OFI_RXM_BUFFER_SIZE");
+    if (rxm && atol(rxm) > 0 && (size_t) atol(rxm) < n)
+        n = (size_t) atol(rxm);
+    if (MPIDI_PIP_global.threshold < n)
+        n = MPIDI_PIP_global.threshold;
+#ifndef MPIDI_CH4_DIRECT_NETMOD
+    if ((size_t) MPIDI_SHM_am_eager_limit() < n)
+        n = (size_t) MPIDI_SHM_am_eager_limit();
+#endif
+    if ((size_t) MPIDI_NM_am_eager_limit() < n)
+        n = (size_t) MPIDI_NM_am_eager_limit();
+    return n;
 }
 
 /* After it: peers[i] is local rank i's descriptor if it shares this address
@@ -302,6 +329,7 @@ int MPIDI_PIP_daps_init_world(const uintptr_t * peers)
     w->rng = 2463534242u + 2654435761u * (unsigned) (MPIR_Process.local_rank + 1);
     if (!w->rng)
         w->rng = 1;
+    MPIDI_PIP_daps_track_bytes = handshake_bytes();
     MPIDI_PIP_daps_track_on = true;
     MPIR_CX_daps_start = daps_start;
     MPIR_CX_daps_stop = daps_stop;
@@ -360,7 +388,8 @@ bool MPIDI_PIP_daps_idle(void)
  * and store do, without a locked instruction. Workers only read them. */
 static inline void avail_add(long *counter, long delta)
 {
-    if (MPIR_CX_daps_guard.on == MPIR_CX_DAPS_THREADS)
+    if ((__atomic_load_n(&MPIR_CX_daps_guard.on, __ATOMIC_RELAXED) & MPIR_CX_DAPS_MODE) ==
+        MPIR_CX_DAPS_THREADS)
         __atomic_add_fetch(counter, delta, __ATOMIC_RELAXED);
     else
         __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + delta,

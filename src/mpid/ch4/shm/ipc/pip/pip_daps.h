@@ -84,14 +84,16 @@ static inline unsigned MPIDI_PIPI_daps_rand(unsigned *rng)
 /* Whether v might have progress for a worker, read without any store. */
 static inline bool MPIDI_PIPI_daps_eligible(const MPIDI_PIPI_daps_rank_t * v)
 {
-    /* the lines the owner writes least often first: a rank in a
-     * communication loop is mostly inside MPI, and its counters' line is
-     * then not read at all */
+    /* the lines the owner writes least often first: its counters change
+     * only with operations that need a handshake, its nesting counters in
+     * every MPI call (a read of those lines costs the owner a miss there,
+     * and a rank exchanging small messages is then not looked at beyond
+     * its counters) */
     return __atomic_load_n(&v->enabled, __ATOMIC_RELAXED) &&
-        !__atomic_load_n(&v->guard->worker, __ATOMIC_RELAXED) &&
-        !MPIR_CX_daps_owner_inside(v->guard) &&
         (__atomic_load_n(&v->net_avail, __ATOMIC_RELAXED) > 0 ||
-         __atomic_load_n(&v->shm_avail, __ATOMIC_RELAXED) > 0);
+         __atomic_load_n(&v->shm_avail, __ATOMIC_RELAXED) > 0) &&
+        !__atomic_load_n(&v->guard->worker, __ATOMIC_RELAXED) &&
+        !MPIR_CX_daps_owner_inside(v->guard);
 }
 
 /* One steal step on v: -1 if v was not available (disabled, a thread of
@@ -109,6 +111,7 @@ static inline int MPIDI_PIPI_daps_try(MPIDI_PIPI_daps_rank_t * v, void (*fence)(
         return -1;
     /* the victim's code we run must not wait for us */
     __atomic_store_n(&v->guard->worker_thread, pthread_self(), __ATOMIC_RELAXED);
+    MPIR_CX_daps_set_busy(v->guard);
     fence();    /* the owner's depth store is visible now, or it sees us */
     int r = -1;
     /* enabled: MPI_Finalize clears it with an exchange, then waits for us */
@@ -117,6 +120,7 @@ static inline int MPIDI_PIPI_daps_try(MPIDI_PIPI_daps_rank_t * v, void (*fence)(
         bool shm = __atomic_load_n(&v->shm_avail, __ATOMIC_RELAXED) > 0;
         r = v->progress(net, shm);
     }
+    MPIR_CX_daps_clear_busy(v->guard);
     __atomic_store_n(&v->guard->worker, 0, __ATOMIC_RELEASE);
     return r;
 }
@@ -210,7 +214,7 @@ static inline int MPIDI_PIPI_daps_idle(MPIDI_PIPI_daps_worker_t * w,
 }
 
 /* MPI_Finalize's first step: no worker enters any more; wait for the one
- * inside (pairs with the exchange-then-check order of MPIDI_PIPI_daps_try). */
+ * inside (pairs with the busy-then-check order of MPIDI_PIPI_daps_try). */
 static inline void MPIDI_PIPI_daps_disable(MPIDI_PIPI_daps_rank_t * self)
 {
     __atomic_exchange_n(&self->enabled, 0, __ATOMIC_SEQ_CST);

@@ -9,6 +9,7 @@
 #define PIP_DAPS_HOOKS_H_INCLUDED
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "mpichcx_daps.h"
 
 /* This rank runs idle peers' progress (between MPI_Init and MPI_Finalize). */
@@ -18,6 +19,10 @@ extern bool MPIDI_PIP_daps_track_on MPIR_CX_DAPS_HIDDEN;
 
 /* A blocking call polled in vain: one steal step; true if it progressed. */
 bool MPIDI_PIP_daps_idle(void);
+
+/* Receives of at least this many bytes need a handshake with the sender
+ * (set at MPI_Init; cx_mt.h). */
+extern size_t MPIDI_PIP_daps_track_bytes MPIR_CX_DAPS_HIDDEN;
 
 /* A nonblocking operation left incomplete by its issue: kind 1 through the
  * netmod, 2 shared memory, 3 either (MPI_ANY_SOURCE). Counted until the
