@@ -154,7 +154,7 @@ static inline void MPIR_CX_daps_count(int *d, int delta, bool shared)
     if (shared)
         __atomic_add_fetch(d, delta, __ATOMIC_SEQ_CST);
     else
-        __atomic_store_n(d, __atomic_load_n(d, __ATOMIC_RELAXED) + delta, __ATOMIC_RELAXED);
+        MPIR_CX_DAPS_OWN_ADD(*d, delta);
 }
 
 /* The entry saw a worker inside: back out, let it finish, enter for good. */

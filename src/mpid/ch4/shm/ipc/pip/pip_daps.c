@@ -267,9 +267,10 @@ void MPIDI_PIP_daps_finalize(void)
 static size_t handshake_bytes(void)
 {
     size_t n = 16384;
-    const char *rxm = getenv("FI_OFI_RXM_BUFFER_SIZE");
-    if (rxm && atol(rxm) > 0 && (size_t) atol(rxm) < n)
-        n = (size_t) atol(rxm);
+    const char *rxm_env = getenv("FI_OFI_RXM_BUFFER_SIZE");
+    long rxm = rxm_env ? atol(rxm_env) : 0;
+    if (rxm > 0 && (size_t) rxm < n)
+        n = (size_t) rxm;
     if (MPIDI_PIP_global.threshold < n)
         n = MPIDI_PIP_global.threshold;
 #ifndef MPIDI_CH4_DIRECT_NETMOD
