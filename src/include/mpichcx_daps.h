@@ -12,22 +12,24 @@
  * takes is free then, and nothing the worker runs can wait for a thread of
  * the rank (try-lock entry into the whole rank, not into each lock).
  *
- * The owner pays one add to a nesting counter and a load per entry: the
- * worker sets a busy bit in the guard's `on` word first and forces the
- * ordering with membarrier(2) before it reads the depths (an asymmetric
- * Dekker protocol; all PiP tasks are threads of one process), and the
- * owner's entry reads that word after its add. Below MPI_THREAD_MULTIPLE
- * one thread at a time is in MPI, and it counts in `depth`. With MPI
- * threads each thread counts in a cache line of its own (a shared counter
- * would move between the threads' cores on every call), found by hashing
- * its thread pointer: libmpi is a dlmopen'ed -fPIC library, where a
- * __thread variable costs a call to __tls_get_addr on every entry and exit.
- * A thread claims that slot at its first entry; one whose slot another
- * thread holds takes a free one (found by a search on each entry) or, with
- * all taken, counts in a shared counter with locked instructions. Code of
- * this rank that the worker itself runs (the victim's progress freeing a
- * handle) must not wait for itself: its entries see the busy bit, take the
- * slow path, which recognizes the worker's thread, and count nothing.
+ * Each thread of the rank counts its nesting in a slot of its own (a
+ * shared counter would move between the threads' cores on every call); an
+ * initial-exec thread-local pointer finds it in two instructions (libmpi is
+ * a dlmopen'ed -fPIC library, where the default TLS model costs a call to
+ * __tls_get_addr). Initial-exec puts a library's whole TLS block in glibc's
+ * small static TLS reserve, so the pointer lives in a 16-byte library of
+ * its own (libmpichcx_tls). A thread claims its slot at its first entry
+ * and keeps it (a slot belongs to the guard, so a dead thread's is never
+ * freed memory); with all taken it counts in a shared counter with locked
+ * instructions.
+ * The owner pays one add and a load per entry: the worker sets a busy bit
+ * in the guard's `on` word first and forces the ordering with membarrier(2)
+ * before it reads the depths (an asymmetric Dekker protocol; all PiP tasks
+ * are threads of one process), and the owner's entry reads that word after
+ * its add. Code of this rank that the worker itself runs (the victim's
+ * progress freeing a handle) must not wait for itself: the worker's thread
+ * has no slot in this library (it never entered it outside a steal), so
+ * its entries take the slow path, which recognizes it and counts nothing.
  * Design: doc/user/daps.md.
  */
 #ifndef MPICHCX_DAPS_H_INCLUDED
@@ -43,31 +45,37 @@
  * descriptor. */
 #define MPIR_CX_DAPS_HIDDEN __attribute__((visibility("hidden")))
 
-/* on: whether peers may run this rank's progress, and how its threads count */
+/* on: whether peers may run this rank's progress; the busy bit is set
+ * while a worker is (about to be) inside */
 #define MPIR_CX_DAPS_OFF 0
-#define MPIR_CX_DAPS_SINGLE 1   /* below MPI_THREAD_MULTIPLE: depth */
-#define MPIR_CX_DAPS_THREADS 2  /* MPI_THREAD_MULTIPLE: slots */
-#define MPIR_CX_DAPS_MODE 3     /* the bits of on that say which */
-#define MPIR_CX_DAPS_BUSY 4     /* set in on while a worker is (about to be) inside */
+#define MPIR_CX_DAPS_ON 1
+#define MPIR_CX_DAPS_BUSY 2
 
-/* Per-thread nesting slots (a power of two). */
+/* Per-thread nesting slots. */
 #define MPIR_CX_DAPS_SLOTS 16
 
 typedef struct {
-    uintptr_t owner;            /* the thread pointer of the thread counting here; 0: free */
+    uintptr_t owner;            /* the thread counting here (pthread_self); 0: free */
     int depth;                  /* that thread's nesting in MPI calls; it alone writes it */
 } __attribute__((aligned(64))) MPIR_CX_daps_slot_t;
 
 typedef struct MPIR_CX_daps_guard {
-    int on;                     /* MPIR_CX_DAPS_* mode, | BUSY */
-    int depth;                  /* SINGLE: the owner's nesting in MPI calls */
+    int on;                     /* MPIR_CX_DAPS_OFF or _ON, | BUSY */
     int worker __attribute__((aligned(64)));    /* 1: a worker holds this rank (workers' lock) */
     pthread_t worker_thread;    /* that worker, set while worker is 1 */
-    int shared;                 /* THREADS: nesting of threads without a slot (locked) */
-    MPIR_CX_daps_slot_t slots[MPIR_CX_DAPS_SLOTS];      /* THREADS: each thread's nesting */
+    int shared;                 /* nesting of threads without a slot (locked) */
+    int claimed;                /* slots[0, claimed) have owners (claimed in order) */
+    MPIR_CX_daps_slot_t slots[MPIR_CX_DAPS_SLOTS];      /* each thread's nesting */
 } __attribute__((aligned(64))) MPIR_CX_daps_guard_t;
 
 extern MPIR_CX_daps_guard_t MPIR_CX_daps_guard MPIR_CX_DAPS_HIDDEN;
+
+/* The calling thread's slot depth in this library's guard (NULL: none
+ * yet). One guard per library: a thread counts in the guard it first
+ * entered. Initial-exec (two instructions), defined in libmpichcx_tls:
+ * each PiP namespace loads its own copy of that library too. */
+#define MPIR_CX_DAPS_TLS __attribute__((tls_model("initial-exec")))
+extern __thread int *MPIR_CX_daps_my_depth MPIR_CX_DAPS_TLS;
 
 /* Set by CH4's PiP module when this rank takes part: called at the very end
  * of MPI_Init (MPI threads are known, the world is up) and at the very start
@@ -84,24 +92,6 @@ extern void (*MPIR_CX_daps_stop)(void);
 #else
 #define MPIR_CX_DAPS_OWN_ADD(lv_, d_) ((lv_) += (d_))
 #endif
-
-/* The calling thread, as one instruction where the compiler can (glibc's
- * thread pointer is pthread_self()). Never 0. */
-static inline uintptr_t MPIR_CX_daps_self(void)
-{
-#if defined(__x86_64__) && defined(__GNUC__) && (__GNUC__ >= 11 || defined(__clang__))
-    return (uintptr_t) __builtin_thread_pointer();
-#else
-    return (uintptr_t) pthread_self();
-#endif
-}
-
-/* The slot a thread tries first. Thread pointers lie at the top of each
- * thread's stack mapping: multiply to spread the high bits. */
-static inline MPIR_CX_daps_slot_t *MPIR_CX_daps_home(MPIR_CX_daps_guard_t * g, uintptr_t self)
-{
-    return &g->slots[(uint64_t) self * 0x9e3779b97f4a7c15ull >> 60 & (MPIR_CX_DAPS_SLOTS - 1)];
-}
 
 /* The owner saw a worker inside: wait until it leaves (the worker ends its
  * progress step and clears the busy bit). */
@@ -128,16 +118,13 @@ static inline int MPIR_CX_daps_in_worker(MPIR_CX_daps_guard_t * g)
 }
 
 /* Whether any thread of the owner is inside its MPI library (a worker's
- * view: read after its fence). */
+ * view: read after its fence; a slot is claimed before it counts). */
 static inline bool MPIR_CX_daps_owner_inside(MPIR_CX_daps_guard_t * g)
 {
-    if (__atomic_load_n(&g->depth, __ATOMIC_ACQUIRE))
-        return true;
-    if ((__atomic_load_n(&g->on, __ATOMIC_RELAXED) & MPIR_CX_DAPS_MODE) != MPIR_CX_DAPS_THREADS)
-        return false;
     if (__atomic_load_n(&g->shared, __ATOMIC_ACQUIRE))
         return true;
-    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
+    int n = __atomic_load_n(&g->claimed, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
         if (__atomic_load_n(&g->slots[i].depth, __ATOMIC_ACQUIRE))
             return true;
     return false;
@@ -157,9 +144,13 @@ static inline void MPIR_CX_daps_count(int *d, int delta, bool shared)
         MPIR_CX_DAPS_OWN_ADD(*d, delta);
 }
 
-/* The entry saw a worker inside: back out, let it finish, enter for good. */
+/* The entry saw a worker inside: back out, let it finish, enter for good.
+ * The worker itself (a thread that has a slot here too) stays counted and
+ * goes on. */
 static MPIR_CX_DAPS_SLOW void MPIR_CX_daps_enter_slow(MPIR_CX_daps_guard_t * g, int *d, bool shared)
 {
+    if (MPIR_CX_daps_in_worker(g))
+        return;
     for (;;) {
         MPIR_CX_daps_count(d, -1, shared);
         MPIR_CX_daps_wait_worker(g);
@@ -170,59 +161,49 @@ static MPIR_CX_DAPS_SLOW void MPIR_CX_daps_enter_slow(MPIR_CX_daps_guard_t * g, 
     }
 }
 
-/* THREADS: the calling thread's counter other than its home slot: a slot
- * it owns elsewhere, one it claims now (when take), or the shared counter
- * (*shared; NULL when !take and it never counted: it entered before the
- * guard was turned on). */
-static inline int *MPIR_CX_daps_other_counter(MPIR_CX_daps_guard_t * g, uintptr_t self, bool take,
-                                              bool *shared)
+/* A thread without a slot claims the first free one (in order, so workers
+ * read only slots[0, claimed)); NULL when all are taken. */
+static inline int *MPIR_CX_daps_claim(MPIR_CX_daps_guard_t * g)
 {
-    *shared = false;
-    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
-        if (__atomic_load_n(&g->slots[i].owner, __ATOMIC_RELAXED) == self)
-            return &g->slots[i].depth;
-    if (!take)
-        return __atomic_load_n(&g->shared, __ATOMIC_RELAXED) > 0 ? (*shared = true, &g->shared) :
-            NULL;
-    MPIR_CX_daps_slot_t *home = MPIR_CX_daps_home(g, self);
+    uintptr_t self = (uintptr_t) pthread_self();
     for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++) {
-        MPIR_CX_daps_slot_t *s = &g->slots[(home - g->slots + i) & (MPIR_CX_DAPS_SLOTS - 1)];
         uintptr_t free_slot = 0;
-        if (!__atomic_load_n(&s->owner, __ATOMIC_RELAXED) &&
-            __atomic_compare_exchange_n(&s->owner, &free_slot, self, false, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_RELAXED))
-            return &s->depth;
+        if (!__atomic_load_n(&g->slots[i].owner, __ATOMIC_RELAXED) &&
+            __atomic_compare_exchange_n(&g->slots[i].owner, &free_slot, self, false,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            int n = __atomic_load_n(&g->claimed, __ATOMIC_RELAXED);
+            while (n < i + 1 && !__atomic_compare_exchange_n(&g->claimed, &n, i + 1, false,
+                                                             __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+            return &g->slots[i].depth;
+        }
     }
-    *shared = true;
-    return &g->shared;
+    return NULL;
 }
 
-/* The counter of the calling thread (*shared: with locked instructions);
- * NULL if it has none and !take. */
-static inline int *MPIR_CX_daps_counter(MPIR_CX_daps_guard_t * g, int mode, bool take, bool *shared)
-{
-    *shared = false;
-    if (mode == MPIR_CX_DAPS_SINGLE)
-        return &g->depth;
-    uintptr_t self = MPIR_CX_daps_self();
-    MPIR_CX_daps_slot_t *s = MPIR_CX_daps_home(g, self);
-    if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) == self)
-        return &s->depth;
-    return MPIR_CX_daps_other_counter(g, self, take, shared);
-}
+/* Threads beyond the slots: their own nesting in the shared counter (the
+ * worker cannot read this one; it only tells exits of theirs from those
+ * of a thread that never counted). */
+extern __thread int MPIR_CX_daps_shared_depth MPIR_CX_DAPS_TLS;
 
 /* Entries and exits off the fast path: the busy bit is set (the worker's
- * own entries count nothing; the owner's wait for it), a thread not
- * counting in its home slot. */
+ * own entries count nothing; the owner's wait for it), a thread without a
+ * slot yet, or beyond the slots. */
 static MPIR_CX_DAPS_SLOW void MPIR_CX_daps_enter_other(MPIR_CX_daps_guard_t * g)
 {
     int on = __atomic_load_n(&g->on, __ATOMIC_ACQUIRE);
     if ((on & MPIR_CX_DAPS_BUSY) && MPIR_CX_daps_in_worker(g))
         return; /* the worker, in code of ours it runs */
-    if (!(on & MPIR_CX_DAPS_MODE))
+    if (!(on & MPIR_CX_DAPS_ON))
         return; /* turned off meanwhile */
-    bool shared;
-    int *d = MPIR_CX_daps_counter(g, on & MPIR_CX_DAPS_MODE, true, &shared);
+    int *d = MPIR_CX_daps_my_depth;
+    bool shared = false;
+    if (!d && !MPIR_CX_daps_shared_depth)
+        d = MPIR_CX_daps_my_depth = MPIR_CX_daps_claim(g);
+    if (!d) {
+        shared = true;
+        d = &g->shared;
+        MPIR_CX_daps_shared_depth++;
+    }
     MPIR_CX_daps_count(d, 1, shared);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (__atomic_load_n(&g->on, __ATOMIC_ACQUIRE) & MPIR_CX_DAPS_BUSY)
@@ -234,64 +215,45 @@ static MPIR_CX_DAPS_SLOW void MPIR_CX_daps_exit_other(MPIR_CX_daps_guard_t * g)
     int on = __atomic_load_n(&g->on, __ATOMIC_ACQUIRE);
     if ((on & MPIR_CX_DAPS_BUSY) && MPIR_CX_daps_in_worker(g))
         return;
-    if (!(on & MPIR_CX_DAPS_MODE))
-        return;
-    bool shared;
-    int *d = MPIR_CX_daps_counter(g, on & MPIR_CX_DAPS_MODE, false, &shared);
-    if (d && __atomic_load_n(d, __ATOMIC_RELAXED) > 0)
-        MPIR_CX_daps_count(d, -1, shared);
+    if (!(on & MPIR_CX_DAPS_ON) || !MPIR_CX_daps_shared_depth)
+        return; /* off, or leaving a call entered before the guard was on */
+    MPIR_CX_daps_shared_depth--;
+    MPIR_CX_daps_count(&g->shared, -1, true);
 }
 
-/* The fast paths: on is exactly the mode (no worker busy). Below
- * MPI_THREAD_MULTIPLE: an add to depth and a load of on. */
+/* The fast paths, with the guard on: the thread's slot from its TLS
+ * pointer, an add, and a load of on (which must be exactly ON: no worker
+ * busy). */
 static inline __attribute__((always_inline))
 void MPIR_CX_daps_enter(MPIR_CX_daps_guard_t * g)
 {
-    int on = __atomic_load_n(&g->on, __ATOMIC_RELAXED);
-    if (__builtin_expect(on, 0)) {
-        int *d;
-        if (__builtin_expect(on == MPIR_CX_DAPS_SINGLE, 1)) {
-            d = &g->depth;
-        } else {
-            uintptr_t self = MPIR_CX_daps_self();
-            MPIR_CX_daps_slot_t *s = MPIR_CX_daps_home(g, self);
-            if (__builtin_expect(on != MPIR_CX_DAPS_THREADS ||
-                                 __atomic_load_n(&s->owner, __ATOMIC_RELAXED) != self, 0)) {
-                MPIR_CX_daps_enter_other(g);
-                return;
-            }
-            d = &s->depth;
+    if (__builtin_expect(__atomic_load_n(&g->on, __ATOMIC_RELAXED), 0)) {
+        int *d = MPIR_CX_daps_my_depth;
+        if (__builtin_expect(!d, 0)) {
+            MPIR_CX_daps_enter_other(g);
+            return;
         }
         MPIR_CX_DAPS_OWN_ADD(*d, 1);
         /* the compiler keeps the add before the load; the worker's
          * membarrier orders them in the processor */
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        if (__builtin_expect(__atomic_load_n(&g->on, __ATOMIC_RELAXED) != on, 0))
+        if (__builtin_expect(__atomic_load_n(&g->on, __ATOMIC_RELAXED) != MPIR_CX_DAPS_ON, 0))
             MPIR_CX_daps_enter_slow(g, d, false);
     }
 }
 
-/* An owner never leaves more often than it entered: a thread inside when
- * the guard was turned on has no slot yet, and below MPI_THREAD_MULTIPLE
- * the guard is turned on outside every guarded section (MPI_Init takes
- * none). */
+/* A thread with a slot that leaves while a worker holds the busy bit (about
+ * to see it inside and back off) counts as an owner: the worker has none. */
 static inline __attribute__((always_inline))
 void MPIR_CX_daps_exit(MPIR_CX_daps_guard_t * g)
 {
-    int on = __atomic_load_n(&g->on, __ATOMIC_RELAXED);
-    if (__builtin_expect(on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&g->on, __ATOMIC_RELAXED), 0)) {
+        int *d = MPIR_CX_daps_my_depth;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        if (__builtin_expect(on == MPIR_CX_DAPS_SINGLE, 1)) {
-            MPIR_CX_DAPS_OWN_ADD(g->depth, -1);
-            return;
-        }
-        uintptr_t self = MPIR_CX_daps_self();
-        MPIR_CX_daps_slot_t *s = MPIR_CX_daps_home(g, self);
-        if (__builtin_expect(on != MPIR_CX_DAPS_THREADS ||
-                             __atomic_load_n(&s->owner, __ATOMIC_RELAXED) != self, 0))
+        if (__builtin_expect(!d, 0))
             MPIR_CX_daps_exit_other(g);
         else
-            MPIR_CX_DAPS_OWN_ADD(s->depth, -1);
+            MPIR_CX_DAPS_OWN_ADD(*d, -1);
     }
 }
 
@@ -306,20 +268,20 @@ static inline void MPIR_CX_daps_clear_busy(MPIR_CX_daps_guard_t * g)
     __atomic_fetch_and(&g->on, ~MPIR_CX_DAPS_BUSY, __ATOMIC_SEQ_CST);
 }
 
-/* Turning the guard on (MPI_Init's end) and off (MPI_Finalize's start, no
- * worker inside): nobody is counted. */
-static inline void MPIR_CX_daps_turn_on(MPIR_CX_daps_guard_t * g, int mode)
+/* Turning the guard on (MPI_Init's end, nobody inside MPI) and off
+ * (MPI_Finalize's start, no worker inside). Slots stay claimed: their
+ * threads keep pointers to them. */
+static inline void MPIR_CX_daps_turn_on(MPIR_CX_daps_guard_t * g)
 {
-    __atomic_store_n(&g->on, mode, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g->on, MPIR_CX_DAPS_ON, __ATOMIC_SEQ_CST);
 }
 
 static inline void MPIR_CX_daps_reset(MPIR_CX_daps_guard_t * g)
 {
     __atomic_store_n(&g->on, MPIR_CX_DAPS_OFF, __ATOMIC_SEQ_CST);
-    g->depth = 0;
     g->shared = 0;
     for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
-        g->slots[i].owner = 0, g->slots[i].depth = 0;
+        g->slots[i].depth = 0;
 }
 
 #define MPIR_CX_DAPS_OWNER_ENTER() MPIR_CX_daps_enter(&MPIR_CX_daps_guard)

@@ -31,6 +31,8 @@
 #include <unistd.h>
 
 MPIR_CX_daps_guard_t MPIR_CX_daps_guard;
+__thread int *MPIR_CX_daps_my_depth;
+__thread int MPIR_CX_daps_shared_depth;
 void (*MPIR_CX_daps_start)(void);
 void (*MPIR_CX_daps_stop)(void);
 
@@ -95,6 +97,7 @@ static void *worker_main(void *arg)
 static void setup(void)
 {
     memset(&guard, 0, sizeof(guard));
+    MPIR_CX_daps_my_depth = NULL;       /* this thread's slot was in the old guard */
     memset(&victim, 0, sizeof(victim));
     guard.on = 1;
     victim.guard = &guard;
@@ -149,38 +152,47 @@ static int test_exclusion(int nested)
 /* The sum of every thread's nesting. */
 static int depth_sum(void)
 {
-    int sum = guard.depth + guard.shared;
+    int sum = guard.shared;
     for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
         sum += guard.slots[i].depth;
     return sum;
 }
 
-/* The worker's own entries leave the depths alone, even when the owner is
- * inside (they belong to the owner's threads); below MPI_THREAD_MULTIPLE
- * in depth, with MPI threads in the thread's slot. */
-static void check_worker_entries(int mode)
+/* A worker's thread (another rank's: no slot in this guard), in code of
+ * this rank it runs, entering and leaving more often than it entered. */
+static void *worker_entries_main(void *arg)
 {
-    setup();
-    guard.on = mode;
-    int *mine = &guard.depth;
-    if (mode == MPIR_CX_DAPS_THREADS)
-        mine = &MPIR_CX_daps_home(&guard, MPIR_CX_daps_self())->depth;
-    MPIR_CX_daps_enter(&guard);
-    MPIR_CX_daps_enter(&guard);
-    MPIR_CX_daps_enter(&guard);
-    CHECK(*mine == 3 && depth_sum() == 3 && MPIR_CX_daps_owner_inside(&guard));
-    /* this thread is the worker now (the busy bit set, as in
-     * MPIDI_PIPI_daps_try) */
-    guard.worker = 1;
+    (void) arg;
     guard.worker_thread = pthread_self();
+    guard.worker = 1;
     MPIR_CX_daps_set_busy(&guard);
     MPIR_CX_daps_enter(&guard);
     MPIR_CX_daps_exit(&guard);
     MPIR_CX_daps_exit(&guard);
-    CHECK(*mine == 3 && depth_sum() == 3);
+    CHECK(MPIR_CX_daps_my_depth == NULL && guard.claimed == 1);
     MPIR_CX_daps_clear_busy(&guard);
     guard.worker = 0;
-    CHECK(guard.on == mode);
+    return NULL;
+}
+
+/* The worker's own entries leave the depths alone, even when the owner is
+ * inside (they belong to the owner's threads). The owner's thread counts in
+ * the first slot, claimed at its first entry. */
+static void check_worker_entries(void)
+{
+    setup();
+    MPIR_CX_daps_enter(&guard);
+    int *mine = MPIR_CX_daps_my_depth;
+    CHECK(mine == &guard.slots[0].depth && guard.claimed == 1 &&
+          guard.slots[0].owner == (uintptr_t) pthread_self());
+    MPIR_CX_daps_enter(&guard);
+    MPIR_CX_daps_enter(&guard);
+    CHECK(*mine == 3 && depth_sum() == 3 && MPIR_CX_daps_owner_inside(&guard));
+    pthread_t w;
+    CHECK(pthread_create(&w, NULL, worker_entries_main, NULL) == 0);
+    pthread_join(w, NULL);
+    CHECK(*mine == 3 && depth_sum() == 3);
+    CHECK(guard.on == MPIR_CX_DAPS_ON);
     MPIR_CX_daps_enter(&guard);
     CHECK(*mine == 4);
     MPIR_CX_daps_exit(&guard);
@@ -192,13 +204,24 @@ static void check_worker_entries(int mode)
     MPIR_CX_daps_exit(&guard);
     MPIR_CX_daps_clear_busy(&guard);
     CHECK(*mine == 1 && depth_sum() == 1);
+    /* a thread with a slot here that is this rank's worker (never in MPI,
+     * but it must not wait for itself): its entries count, balanced */
+    guard.worker_thread = pthread_self();
+    guard.worker = 1;
+    MPIR_CX_daps_set_busy(&guard);
+    MPIR_CX_daps_enter(&guard);
+    CHECK(*mine == 2);
+    MPIR_CX_daps_exit(&guard);
+    MPIR_CX_daps_clear_busy(&guard);
+    guard.worker = 0;
+    CHECK(*mine == 1 && depth_sum() == 1);
     guard.on = 0;       /* off: nothing counted */
     MPIR_CX_daps_enter(&guard);
     CHECK(depth_sum() == 1);
     MPIR_CX_daps_reset(&guard);
     CHECK(depth_sum() == 0 && guard.on == 0);
-    for (int i = 0; i < MPIR_CX_DAPS_SLOTS; i++)
-        CHECK(guard.slots[i].owner == 0);
+    /* the thread keeps its slot (it holds a pointer to it) */
+    CHECK(guard.slots[0].owner == (uintptr_t) pthread_self() && MPIR_CX_daps_my_depth == mine);
 }
 
 static int test_disable(void)
@@ -224,9 +247,9 @@ static int test_disable(void)
     victim.net_avail = 0;
     CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
     victim.net_avail = 1;
-    guard.depth = 1;
+    guard.shared = 1;
     CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
-    guard.depth = 0;
+    guard.shared = 0;
     CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == MPIDI_PIPI_DAPS_NET);
     printf("steps before disable %ld\n", after);
     return 0;
@@ -275,7 +298,6 @@ static void *owner_thread_main(void *arg)
 static int test_threads(void)
 {
     setup();
-    guard.on = MPIR_CX_DAPS_THREADS;
     victim.progress = locking_progress;
     long ran[3] = { 0, 0, 0 }, own[OWNER_THREADS] = { 0 };
     pthread_t w[3], o[OWNER_THREADS];
@@ -302,6 +324,7 @@ static int test_threads(void)
         CHECK(guard.slots[i].owner != 0 && guard.slots[i].depth == 0);
     CHECK(guard.shared == 0 && !MPIR_CX_daps_owner_inside(&guard));
     /* a thread inside, in its own slot or in the shared counter: no step */
+    CHECK(guard.claimed == MPIR_CX_DAPS_SLOTS);
     guard.slots[3].depth = 1;
     CHECK(MPIDI_PIPI_daps_try(&victim, membarrier_fence) == -1);
     guard.slots[3].depth = 0;
@@ -314,8 +337,8 @@ static int test_threads(void)
     return 0;
 }
 
-/* Threads find their own slot again at each entry, whichever slot their
- * hash names; with the slots taken they count in the shared counter. */
+/* Threads find their own slot again at each entry; with the slots taken
+ * they count in the shared counter. */
 static int slot_counts[MPIR_CX_DAPS_SLOTS + 8];
 static pthread_barrier_t all_in, checked;
 
@@ -337,7 +360,6 @@ static int test_slots(void)
 {
     enum { N = MPIR_CX_DAPS_SLOTS + 8 };
     setup();
-    guard.on = MPIR_CX_DAPS_THREADS;
     pthread_t th[N];
     CHECK(pthread_barrier_init(&all_in, NULL, N + 1) == 0);
     CHECK(pthread_barrier_init(&checked, NULL, N + 1) == 0);
@@ -423,15 +445,15 @@ static int test_pick(void)
     fake_ns = 5000;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == &r[0]);
     fake_ns += 100;     /* no look due */
-    g[0].depth = 1;
+    g[0].shared = 1;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == &r[0]);
-    g[0].depth = 0;
+    g[0].shared = 0;
     fake_ns += 899;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.local_fails == 0);
     fake_ns += 200;
-    g[0].depth = 1;    /* the owner enters MPI: watching starts again */
+    g[0].shared = 1;    /* the owner enters MPI: watching starts again */
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
-    g[0].depth = 0;
+    g[0].shared = 0;
     fake_ns += 200;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == &r[0]);
     fake_ns += 999;
@@ -443,9 +465,9 @@ static int test_pick(void)
     /* a look every look_polls + 1 idle polls only */
     a.look_polls = 2;
     fake_ns += 10000;
-    g[0].depth = 1;
+    g[0].shared = 1;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
-    g[0].depth = 0;
+    g[0].shared = 0;
     fake_ns += 10000;
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
     CHECK(MPIDI_PIPI_daps_idle(&a, fake_clock, &ns) == -1 && a.cand == NULL);
@@ -456,7 +478,7 @@ static int test_pick(void)
         .fence = membarrier_fence,.min_away_ns = 1000,.look_ns = 100,.look_min_ns = 100,
         .look_max_ns = 1000
     };
-    g[0].depth = 1;
+    g[0].shared = 1;
     for (unsigned long long want = 200; want <= 1000; want = want * 2 < 1000 ? want * 2 : 1000) {
         fake_ns += b.look_ns;
         CHECK(MPIDI_PIPI_daps_idle(&b, fake_clock, &ns) == -1 && b.look_ns == want);
@@ -464,7 +486,7 @@ static int test_pick(void)
             break;
     }
     fake_ns += 999;     /* no look due */
-    g[0].depth = 0;
+    g[0].shared = 0;
     CHECK(MPIDI_PIPI_daps_idle(&b, fake_clock, &ns) == -1 && b.cand == NULL);
     fake_ns += 1;
     CHECK(MPIDI_PIPI_daps_idle(&b, fake_clock, &ns) == -1 && b.cand == &r[0] && b.look_ns == 100);
@@ -485,8 +507,8 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "exclusion"))
         return test_exclusion(0);
     if (!strcmp(argv[1], "nested")) {
-        check_worker_entries(MPIR_CX_DAPS_SINGLE);
-        check_worker_entries(MPIR_CX_DAPS_THREADS);
+        check_worker_entries();
+        check_worker_entries(); /* again in a fresh guard */
         return test_exclusion(1);
     }
     if (!strcmp(argv[1], "disable"))

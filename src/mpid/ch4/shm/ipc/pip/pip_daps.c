@@ -64,6 +64,8 @@ bool MPIDI_PIP_daps_track_on;   /* this rank counts what it posts */
 size_t MPIDI_PIP_daps_track_bytes = SIZE_MAX;
 
 static MPIDI_PIPI_daps_rank_t my_daps;
+/* MPI threads: this rank's threads change its availability counters at once */
+static bool avail_locked;
 static struct {
     int requested;              /* the CVAR said on */
     const char *off_reason;     /* why not, for the extensions line */
@@ -232,8 +234,8 @@ static void daps_start(void)
         return;
     }
     MPIDI_PIP_daps_on = true;
-    MPIR_CX_daps_turn_on(&MPIR_CX_daps_guard,
-                         MPIR_ThreadInfo.isThreaded ? MPIR_CX_DAPS_THREADS : MPIR_CX_DAPS_SINGLE);
+    avail_locked = MPIR_ThreadInfo.isThreaded;
+    MPIR_CX_daps_turn_on(&MPIR_CX_daps_guard);
     __atomic_store_n(&my_daps.enabled, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -389,8 +391,7 @@ bool MPIDI_PIP_daps_idle(void)
  * and store do, without a locked instruction. Workers only read them. */
 static inline void avail_add(long *counter, long delta)
 {
-    if ((__atomic_load_n(&MPIR_CX_daps_guard.on, __ATOMIC_RELAXED) & MPIR_CX_DAPS_MODE) ==
-        MPIR_CX_DAPS_THREADS)
+    if (avail_locked)
         __atomic_add_fetch(counter, delta, __ATOMIC_RELAXED);
     else
         __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + delta,
