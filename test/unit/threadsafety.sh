@@ -67,6 +67,11 @@ tests=(
     "yield_rules test_yield rules"
     "yield_sibling test_yield sibling"
     "yield_oversub test_yield oversub"
+    "offload_q_basic test_offload_q basic"
+    "offload_q_dynamic test_offload_q dynamic"
+    "offload_q_stopped test_offload_q stopped"
+    "offload_q_race test_offload_q race"
+    "offload_q_static test_offload_q static"
 )
 
 # build VARIANT MAKE-ARGS...: 0 when built; the log is kept
