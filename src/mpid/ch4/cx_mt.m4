@@ -4,7 +4,9 @@ dnl MPICH-CX's thread-safety models and VCI locks, at configure time: included
 dnl by src/mpid/ch4/subconfigure.m4 right after --enable-ch4-mt is read and
 dnl before MPICH acts on it.  Our models (src/mpid/ch4/src/cx_mt_models.def,
 dnl read here) build as MPICH's direct model plus a default model name.
-cx_mt_models=`sed -n 's/^ *CX_MT_MODEL("\([[^"]]*\)".*/\1/p' "$srcdir/src/mpid/ch4/src/cx_mt_models.def"`
+dnl on one line: the case patterns below look for " name " (one name per line, none
+dnl matched, and configure called every fixed model, even direct, unknown)
+cx_mt_models=`sed -n 's/^ *CX_MT_MODEL("\([[^"]]*\)".*/\1/p' "$srcdir/src/mpid/ch4/src/cx_mt_models.def" | tr '\n' ' '`
 test -n "$cx_mt_models" || AC_MSG_ERROR([no model names in $srcdir/src/mpid/ch4/src/cx_mt_models.def: reassemble the tree (scripts/assemble)])
 cx_mt_list=`echo $cx_mt_models lockless runtime | sed 's/ /, /g'`
 dnl the model a build uses when MPIR_CVAR_CH4_MT_MODEL is empty
