@@ -193,3 +193,18 @@ for m in "${mt_models[@]:1}"; do
 done
 t_check unit/mt-models-tested "models of cx_mt_models.def without a configuration in test/lib.sh T_MODELS: ${untested[*]}" \
     test ${#untested[@]} = 0
+
+# ---- MPICH's configure knows every model (cx_mt.m4's own shell, m4 quoting
+# undone, run on cx_mt_models.def): a fixed-model build once failed there
+# with "model lockq is unknown" while the runtime build worked ------------------
+m4sh=$w/cx_mt_check.sh
+{ echo 'srcdir=$1 enable_ch4_mt=$2'
+  sed -n '/^cx_mt_models=/,/^esac$/p' "$repo/src/mpid/ch4/cx_mt.m4" | sed '/^dnl/d' |
+      sed 's/\[\[/[/g; s/\]\]/]/g; s/AC_MSG_ERROR(\[\(.*\)\])/{ echo "\1"; exit 1; }/'
+} > "$m4sh"
+for m in "${mt_models[@]}" lockless runtime; do
+    t_check "unit/configure-mt-$m" "cx_mt.m4 calls --enable-ch4-mt=$m unknown: $(bash "$m4sh" "$repo" "$m" 2>&1 | head -c 200)" \
+        bash "$m4sh" "$repo" "$m"
+done
+t_check unit/configure-mt-unknown "cx_mt.m4 accepts --enable-ch4-mt=bogus" \
+    bash -c '! bash "$1" "$2" bogus && bash "$1" "$2" bogus | grep -q "bogus is unknown: use direct, lockq"' _ "$m4sh" "$repo"
