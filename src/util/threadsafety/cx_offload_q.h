@@ -100,7 +100,7 @@ static inline void cx_offload_q_publish(cx_offload_q_t * q, uint64_t ticket, voi
     atomic_store_explicit(&q->slots[ticket & q->mask], item, memory_order_release);
 }
 
-/* The executor: whether nothing is reserved (a hint for other threads). */
+/* Whether nothing is reserved: exact for the executor, a hint for others. */
 static inline bool cx_offload_q_is_empty(cx_offload_q_t * q)
 {
     return (atomic_load_explicit(&q->tail, memory_order_acquire) >> 1) ==
