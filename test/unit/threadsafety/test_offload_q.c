@@ -79,7 +79,7 @@ static struct {
     long got;
     atomic_int executors;       /* alive now */
     atomic_long starts, retirements;
-    pthread_barrier_t start;
+    pthread_barrier_t start, pause;
 } D;
 
 static void *executor_main(void *arg)
@@ -130,7 +130,16 @@ static void *requester(void *p)
         if (push(&D.q, ITEM(t->id, i)) == CX_OFFLOAD_Q_START)
             start_executor();
         if ((i & 127) == 0)
-            usleep(200);        /* idle phases: executors retire */
+            usleep(200);        /* idle phases: executors may retire */
+        if (i == D.per_producer / 2) {
+            /* one idle phase for sure, however slow the machine (a loaded
+             * CI machine under ThreadSanitizer saw no retirement in the
+             * short ones): everybody stops until the executor retired */
+            pthread_barrier_wait(&D.pause);
+            if (t->id == 0)
+                WAIT_UNTIL(!cx_offload_q_alive(&D.q));
+            pthread_barrier_wait(&D.pause);
+        }
     }
     return NULL;
 }
@@ -141,6 +150,7 @@ static void dynamic_test(int nproducers, int per_producer)
     CHECK(cx_offload_q_init(&D.q, 64, false) == 0, "init");
     D.per_producer = per_producer;
     pthread_barrier_init(&D.start, NULL, (unsigned) nproducers + 1);
+    pthread_barrier_init(&D.pause, NULL, (unsigned) nproducers);
     for (int i = 0; i < nproducers; i++)
         t_start(&th[i], i, requester, NULL);
     pthread_barrier_wait(&D.start);
@@ -155,6 +165,7 @@ static void dynamic_test(int nproducers, int per_producer)
         CHECK(D.next[p] == per_producer, "requester %d: %ld of %d", p, D.next[p], per_producer);
     CHECK(atomic_load(&D.starts) > 1, "executors never retired in idle phases");
     pthread_barrier_destroy(&D.start);
+    pthread_barrier_destroy(&D.pause);
     cx_offload_q_destroy(&D.q);
     printf("offload_q dynamic: %d requesters x %d: %ld executor starts, each retired, "
            "per-requester FIFO, no loss: ok\n", nproducers, per_producer, atomic_load(&D.starts));
