@@ -82,6 +82,8 @@ T_MODELS=(
     "lockq-idle|MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_CX_SERVER_IDLE=auto"
     "hclhub-usc|MPIR_CVAR_CH4_MT_MODEL=hclhub-usc MPICH_CX_FAKE_NUMA_NODES=2"
     "hclhub-ksc|MPIR_CVAR_CH4_MT_MODEL=hclhub-ksc"
+    "offload|MPIR_CVAR_CH4_MT_MODEL=offload"
+    "offload-static|MPIR_CVAR_CH4_MT_MODEL=offload MPIR_CVAR_CH4_CX_OFFLOAD=static"
 )
 
 # t_device PREFIX: the installed MPICH's device, e.g. ch4:ofi or ch4:ucx.

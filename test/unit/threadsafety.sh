@@ -72,6 +72,7 @@ tests=(
     "offload_q_stopped test_offload_q stopped"
     "offload_q_race test_offload_q race"
     "offload_q_static test_offload_q static"
+    "offload_q_waiters test_offload_q waiters"
 )
 
 # build VARIANT MAKE-ARGS...: 0 when built; the log is kept

@@ -142,6 +142,19 @@ static inline bool cx_offload_q_retire(cx_offload_q_t * q)
     return false;
 }
 
+/* Set the alive bit without a command (a thread that needs the executor's
+ * progress, or an executor taking back its retirement): true if this call
+ * set it, and so must see to it that an executor runs. */
+static inline bool cx_offload_q_revive(cx_offload_q_t * q)
+{
+    uint64_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    while (!(t & CX_OFFLOAD_Q_ALIVE))
+        if (atomic_compare_exchange_weak_explicit(&q->tail, &t, t | CX_OFFLOAD_Q_ALIVE,
+                                                  memory_order_acq_rel, memory_order_relaxed))
+            return true;
+    return false;
+}
+
 /* Whether an executor is alive (bit 0 of the tail). */
 static inline bool cx_offload_q_alive(cx_offload_q_t * q)
 {

@@ -47,6 +47,8 @@ elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     t_runtime_build "$prefix" || models=("default|")
     for m in "${models[@]}"; do
         label=${m%%|*} genv=()
+        # offload's executors run their rank's progress: no Daps there
+        case $label in offload*) continue ;; esac
         read -ra menv <<<"${m#*|}"
         for e in "${menv[@]}"; do genv+=(-genv "${e%%=*}" "${e#*=}"); done
         pip_run daps-threads-$label 300 "$overlap" "${daps[@]}" "${genv[@]}" -n 3 \
@@ -63,6 +65,12 @@ elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     # with MPICH's progress thread, Daps stays out (the thread sits inside MPI)
     pip_run daps-async-progress 120 '[ $rc = 0 ] && grep -q "no progress stealing (MPIR_CVAR_ASYNC_PROGRESS=1 runs a progress thread)" <<<"$out"' \
         "${daps[@]}" -genv MPIR_CVAR_ASYNC_PROGRESS 1 -n 2 "$work/mpi/library_version" -v
+    # so do offload's executors (they run their rank's progress)
+    if t_runtime_build "$prefix"; then
+        pip_run daps-offload 120 '[ $rc = 0 ] && grep -q "no progress stealing (MPIR_CVAR_CH4_MT_MODEL=offload: its executors run the progress)" <<<"$out"' \
+            "${daps[@]}" -genv MPIR_CVAR_CH4_MT_MODEL offload -genv MPIR_CVAR_DEFAULT_THREAD_LEVEL MPI_THREAD_MULTIPLE \
+            -n 2 "$work/mpi/library_version" -v
+    fi
     pip_run daps-extensions-line 120 '[ $rc = 0 ] && grep -q "^MPICH-CX Extensions:.*, progress stealing" <<<"$out"' \
         "${daps[@]}" -n 2 "$work/mpi/library_version" -v
     # 2 ranks: the sender alone is the worker; 6 ranks on 2 cores

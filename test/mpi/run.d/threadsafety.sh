@@ -78,6 +78,18 @@ if t_runtime_build "$prefix"; then
     bad_cvar mpi/cvar/bad-wait MPIR_CVAR_CH4_CX_WAIT sleep "Invalid value 'sleep' of MPIR_CVAR_CH4_CX_WAIT; valid values: poll, usc, ksc, auto"
     bad_cvar mpi/cvar/bad-force MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL 101 "MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL; valid values: 0 to 100"
     bad_cvar mpi/cvar/bad-fake-numa MPICH_CX_FAKE_NUMA_NODES two "Invalid value 'two' of MPICH_CX_FAKE_NUMA_NODES; valid values: 1 to 1024"
+    # The offload model: executors that retire when MPI is idle (no CPU
+    # taken then) and start again, or a static one; finalized with them
+    # alive; 16 threads per rank on 2 cores; pinned; its CVARs' bad values.
+    off=(MPIR_CVAR_CH4_MT_MODEL=offload)
+    run_ok "mpi/offload/idle-retire" "mt_offload dynamic" "${off[@]}"
+    run_ok "mpi/offload-static/idle-alive" "mt_offload static" "${off[@]}" MPIR_CVAR_CH4_CX_OFFLOAD=static
+    run_ok "mpi/offload/idle-retire-16" "mt_offload dynamic 16" "${off[@]}"
+    run_ok "mpi/offload-static/pinned" "mt_offload static 2" "${off[@]}" MPIR_CVAR_CH4_CX_OFFLOAD=static MPIR_CVAR_CH4_CX_OFFLOAD_CPUS=0
+    bad_cvar mpi/cvar/bad-offload MPIR_CVAR_CH4_CX_OFFLOAD sometimes "Invalid value 'sometimes' of MPIR_CVAR_CH4_CX_OFFLOAD; valid values: dynamic, static" env "${off[@]}"
+    bad_cvar mpi/cvar/bad-offload-idle MPIR_CVAR_CH4_CX_OFFLOAD_IDLE_US -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_OFFLOAD_IDLE_US; valid values: 0 to 1000000" env "${off[@]}"
+    bad_cvar mpi/cvar/bad-offload-cpus MPIR_CVAR_CH4_CX_OFFLOAD_CPUS 2-1 "Invalid value '2-1' of MPIR_CVAR_CH4_CX_OFFLOAD_CPUS; valid values: CPU numbers and ranges" env "${off[@]}"
+    bad_cvar mpi/cvar/offload-wait MPIR_CVAR_CH4_CX_WAIT ksc "Invalid value 'ksc' of MPIR_CVAR_CH4_CX_WAIT; valid values: poll, or unset (offload's waiters sleep" env "${off[@]}"
     # The reactivation server between polls (LockQ's auto waits): parked
     # until a core goes idle by default, at SCHED_IDLE with
     # MPIR_CVAR_CH4_CX_SERVER_IDLE=auto where a thread may return from it
@@ -125,6 +137,7 @@ if t_runtime_build "$prefix"; then
         out=$(v MPIR_CVAR_CH4_MT_MODEL=hclhub-usc) && grep -q "thread-safety (model hclhub-usc, VCI lock hclhub, wait usc)" <<<"$out" || { echo "$out"; exit 1; }
         out=$(v MPIR_CVAR_CH4_MT_MODEL=lockq MPIR_CVAR_CH4_CX_WAIT=poll) && grep -q "thread-safety (model lockq, VCI lock futex, wait poll)" <<<"$out" || { echo "$out"; exit 1; }
         out=$(v MPIR_CVAR_CH4_MT_MODEL=csync MPIR_CVAR_CH4_CX_WAIT=ksc) && grep -q "thread-safety (model csync, VCI lock dsm, wait ksc)" <<<"$out" || { echo "$out"; exit 1; }
+        out=$(v MPIR_CVAR_CH4_MT_MODEL=offload) && grep -q "thread-safety (model offload, VCI lock futex, wait poll)" <<<"$out" || { echo "$out"; exit 1; }
         echo "$out"' _ "${launch[@]}"
 else
     # a build with one model: another model's name, or a typo, stops MPI_Init

@@ -17,8 +17,14 @@
  *            tail and its retiring CAS (test hook): the CAS fails, the
  *            executor takes the command; nothing is lost
  *   static   a queue created with a live executor: requesters never start one
+ *   waiters  threads that need progress but queue nothing (a blocked wait):
+ *            each counts itself a sleeper, then sets the alive bit itself
+ *            if clear (cx_offload_q_revive) and starts an executor; an
+ *            executor retires only with no sleeper counted and takes the
+ *            bit back if one counted during its CAS. Every waiter sees an
+ *            executor poll while it waits, never two executors at once
  *
- *     test_offload_q basic|dynamic|stopped|race|static
+ *     test_offload_q basic|dynamic|stopped|race|static|waiters
  */
 #include "test_common.h"
 #include "cx_offload_q.h"
@@ -111,15 +117,21 @@ static void *executor_main(void *arg)
     }
 }
 
-static void start_executor(void)
+/* an executor thread that nobody joins (it retires on its own) */
+static void start_detached(void *(*fn)(void *), atomic_long * starts)
 {
     pthread_t th;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    CHECK(pthread_create(&th, &attr, executor_main, NULL) == 0, "executor start");
+    CHECK(pthread_create(&th, &attr, fn, NULL) == 0, "executor start");
     pthread_attr_destroy(&attr);
-    atomic_fetch_add(&D.starts, 1);
+    atomic_fetch_add(starts, 1);
+}
+
+static void start_executor(void)
+{
+    start_detached(executor_main, &D.starts);
 }
 
 static void *requester(void *p)
@@ -254,6 +266,73 @@ static void static_test(void)
     printf("offload_q static: ok\n");
 }
 
+/* ---- blocked waiters and the executor's retirement ---- */
+
+static struct {
+    cx_offload_q_t q;
+    atomic_int sleepers, executors;
+    atomic_long rounds, starts, retirements, revivals;
+    atomic_int done;
+} W;
+
+static void *waiter_executor(void *arg)
+{
+    (void) arg;
+    CHECK(atomic_fetch_add(&W.executors, 1) == 0, "two executors at once");
+    for (;;) {
+        atomic_fetch_add(&W.rounds, 1);
+        sched_yield();
+        if (atomic_load(&W.sleepers))
+            continue;
+        atomic_fetch_sub(&W.executors, 1);      /* before: a successor may start at once */
+        if (!cx_offload_q_retire(&W.q)) {
+            CHECK(atomic_fetch_add(&W.executors, 1) == 0, "two executors at once");
+            continue;
+        }
+        if (atomic_load(&W.sleepers) && cx_offload_q_revive(&W.q)) {
+            atomic_fetch_add(&W.revivals, 1);
+            CHECK(atomic_fetch_add(&W.executors, 1) == 0, "two executors at once");
+            continue;
+        }
+        atomic_fetch_add(&W.retirements, 1);
+        return NULL;
+    }
+}
+
+static void *waiter(void *p)
+{
+    (void) p;
+    for (int i = 0; i < 2000 / T_SCALE; i++) {
+        atomic_fetch_add(&W.sleepers, 1);
+        if (!cx_offload_q_alive(&W.q) && cx_offload_q_revive(&W.q))
+            start_detached(waiter_executor, &W.starts);
+        /* an executor must poll for us now, without our doing anything more */
+        long r = atomic_load(&W.rounds);
+        WAIT_UNTIL(atomic_load(&W.rounds) >= r + 2);
+        atomic_fetch_sub(&W.sleepers, 1);
+        if (i % 8 == 0)
+            usleep(50); /* let executors retire now and then */
+    }
+    return NULL;
+}
+
+static void waiters_test(void)
+{
+    t_thread_t th[3];
+    CHECK(cx_offload_q_init(&W.q, 8, false) == 0, "init");
+    for (int i = 0; i < 3; i++)
+        t_start(&th[i], i, waiter, NULL);
+    for (int i = 0; i < 3; i++)
+        t_join(&th[i]);
+    WAIT_UNTIL(atomic_load(&W.executors) == 0 && !cx_offload_q_alive(&W.q));
+    CHECK(atomic_load(&W.starts) >= 1 && atomic_load(&W.retirements) >= 1,
+          "executors started %ld, retired %ld", atomic_load(&W.starts),
+          atomic_load(&W.retirements));
+    printf("offload_q waiters: ok (%ld starts, %ld retirements, %ld taken back)\n",
+           atomic_load(&W.starts), atomic_load(&W.retirements), atomic_load(&W.revivals));
+    cx_offload_q_destroy(&W.q);
+}
+
 int main(int argc, char **argv)
 {
     const char *t = argc > 1 ? argv[1] : "";
@@ -267,8 +346,10 @@ int main(int argc, char **argv)
         race_test();
     else if (!strcmp(t, "static"))
         static_test();
+    else if (!strcmp(t, "waiters"))
+        waiters_test();
     else {
-        fprintf(stderr, "usage: %s basic|dynamic|stopped|race|static\n", argv[0]);
+        fprintf(stderr, "usage: %s basic|dynamic|stopped|race|static|waiters\n", argv[0]);
         return 2;
     }
     return 0;

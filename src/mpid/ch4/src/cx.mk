@@ -11,7 +11,7 @@ noinst_HEADERS += src/mpid/ch4/src/cx_cvar.h src/mpid/ch4/src/cx_mt.h \
 mpi_core_sources += src/mpid/ch4/src/cx_cvar.c src/mpid/ch4/src/cx_mt_select.c \
     src/mpid/ch4/src/cx_mt_descr.c src/mpid/ch4/src/cx_mt_lockq.c \
     src/mpid/ch4/src/cx_mt_csync.c src/mpid/ch4/src/cx_mt_issue.c \
-    src/mpid/ch4/src/cx_mt_reactivation.c
+    src/mpid/ch4/src/cx_mt_reactivation.c src/mpid/ch4/src/cx_mt_offload.c
 
 # constant-time matching and the unexpected-message buffers
 noinst_HEADERS += src/mpid/ch4/src/cx_recvq.h src/mpid/ch4/src/cx_unexp_buf.h

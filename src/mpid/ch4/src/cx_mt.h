@@ -3,7 +3,8 @@
  * See COPYRIGHT in top-level directory
  */
 /* MPICH-CX's thread-safety models under CH4's per-VCI critical sections
- * (direct, lockq, csync, hclhub-usc, hclhub-ksc; doc/design/thread-safety.md):
+ * (direct, lockq, csync, hclhub-usc, hclhub-ksc, offload;
+ * doc/design/thread-safety.md, doc/design/offload.md):
  * their state, the inline parts of their issue and progress paths, and the
  * out-of-line entry points (cx_mt_issue.c, generated from cx_mt_ops.h). */
 #ifndef CX_MT_H_INCLUDED
@@ -17,6 +18,7 @@ enum {
     MPIDI_CX_MT_DIRECT,
     MPIDI_CX_MT_LOCKQ,
     MPIDI_CX_MT_CSYNC,
+    MPIDI_CX_MT_OFFLOAD,
     MPIDI_CX_NUM_MT
 };
 
@@ -125,6 +127,17 @@ int MPIDI_CX_rank_yield_init_world(void);
 void MPIDI_CX_rank_yield_now(void);
 void MPIDI_CX_rank_yield_register_pvars(void);
 
+/* The offload model (cx_mt_offload.c): a poll of a VCI (true: entered,
+ * with the lock held) and its end; a blocking wait's sleep between polls
+ * (true if it slept); MPI_Finalize's first step stops the executors; the
+ * progress hooks' nesting of this thread. */
+bool MPIDI_CX_offload_progress_enter(int vci, int wait);
+void MPIDI_CX_offload_progress_exit(int vci);
+bool MPIDI_CX_offload_wait(void);
+void MPIDI_CX_offload_stop(void);
+int MPIDI_CX_offload_win_drain(MPIR_Win * win);
+extern _Thread_local int MPIDI_CX_offload_hooks_depth;
+
 /* A blocking wait (MPID_Progress_wait, RMA synchronization, shared-memory
  * collectives, the selective-reactivation waits' polls) after a poll that
  * found nothing: an idle rank takes a chunk of a busy local rank's work
@@ -146,6 +159,9 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_idle_work(void)
 
 MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_yield(void)
 {
+    /* offload: sleep until the executor issued or completed something */
+    if (unlikely(MPIDI_CX_MT == MPIDI_CX_MT_OFFLOAD) && MPIDI_CX_offload_wait())
+        return;
     if (MPIDI_CX_idle_work())
         return;
     if (unlikely(MPIDI_CX_rank_yield_on))
@@ -222,6 +238,22 @@ void MPIDI_CX_resolve_issued(int vci);
 int MPIDI_CX_cancel(MPIR_Request * req);
 bool MPIDI_CX_progress_trylock_failed(int vci, int wait);
 
+/* Around MPIR_Progress_hook_exec_all (ch4_progress.h): a hook may block
+ * inside a collective while holding the hook's own lock, which the
+ * executor's next hook run then waits for; a thread inside hooks therefore
+ * issues and polls its operations itself (doc/design/offload.md). */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_hooks_enter(void)
+{
+    if (unlikely(MPIDI_CX_MT == MPIDI_CX_MT_OFFLOAD))
+        MPIDI_CX_offload_hooks_depth++;
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_CX_hooks_exit(void)
+{
+    if (unlikely(MPIDI_CX_MT == MPIDI_CX_MT_OFFLOAD))
+        MPIDI_CX_offload_hooks_depth--;
+}
+
 /* Issue-path try-lock of LockQ; the debug CVAR can fail it on purpose. */
 MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_issue_tryenter(int vci)
 {
@@ -292,6 +324,8 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_csync_fast_exit(int vci, cx_dsm_thread_t 
  * the VCI lock held otherwise. */
 MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_progress_enter(int vci, int wait)
 {
+    if (unlikely(MPIDI_CX_MT == MPIDI_CX_MT_OFFLOAD))
+        return MPIDI_CX_offload_progress_enter(vci, wait);
     if (MPIDI_CX_MT != MPIDI_CX_MT_DIRECT) {
         /* backing off after failed try-locks of MPI_Test and its kind; a
          * blocking wait does not (its polls may be a millisecond apart,
@@ -318,6 +352,8 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_exit(int vci)
     bool signal = unlikely(atomic_load_explicit(&MPIDI_CX_global.sleepers, memory_order_relaxed))
         && MPL_atomic_relaxed_load_int(&MPIDI_VCI(vci).progress_count) !=
         MPIDI_CX_global.signaled_count[vci];
+    if (unlikely(MPIDI_CX_MT == MPIDI_CX_MT_OFFLOAD))
+        MPIDI_CX_offload_progress_exit(vci);    /* wakes the waiters it completed */
     MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
     if (signal)
         MPIDI_CX_signal_sleepers();
@@ -359,6 +395,8 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_CX_win_drain(MPIR_Win * win)
 {
     if (MPIDI_CX_MT == MPIDI_CX_MT_LOCKQ && MPIR_ThreadInfo.isThreaded)
         return MPIDI_CX_win_drain_queued(win);
+    if (MPIDI_CX_MT == MPIDI_CX_MT_OFFLOAD && MPIR_ThreadInfo.isThreaded)
+        return MPIDI_CX_offload_win_drain(win);
     return MPI_SUCCESS;
 }
 

@@ -29,9 +29,21 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_descr_is_rma_request(const MPIDI_CX_descr
     return d->op >= MPIDI_CX_OP_RPUT;
 }
 
-/* cx_mt_lockq.c */
+/* cx_mt_lockq.c: LockQ, and the descriptors and proxy requests of
+ * operations another thread issues (LockQ's holder, an offload executor) */
 int MPIDI_CX_lockq_init_lock(MPIDU_cx_lock_t * l, int vci);
 void MPIDI_CX_lockq_finalize(void);
+int MPIDI_CX_queued_new(MPIDI_CX_descr_t * dd, MPIR_Request ** req, MPIDI_CX_descr_t ** out);
+void MPIDI_CX_queued_discard(MPIDI_CX_descr_t * d);
+void MPIDI_CX_queued_run(MPIDI_CX_descr_t * d);
+void MPIDI_CX_proxy_refill(int vci);
+
+/* cx_mt_offload.c */
+int MPIDI_CX_offload_post(MPIDI_CX_descr_t * d, MPIR_Request ** req);
+int MPIDI_CX_offload_init(void);
+int MPIDI_CX_offload_init_vci(MPIDU_cx_lock_t * l, int vci);
+void MPIDI_CX_offload_finalize(void);
+void MPIDI_CX_offload_register_pvars(void);
 
 /* cx_mt_csync.c */
 void MPIDI_CX_csync_init_lock(MPIDU_cx_lock_t * l);

@@ -2,7 +2,7 @@
  * Copyright (C) MPICH-CX contributors.
  * See COPYRIGHT in top-level directory
  */
-/* The out-of-line issue paths of LockQ and CSync: the inline entry points
+/* The out-of-line issue paths of LockQ, CSync and offload: the inline entry points
  * (cx_mt_pt2pt.h, cx_mt_rma.h) come here when the uncontended case does not
  * apply.  One function per operation, generated from cx_mt_ops.h, fills a
  * descriptor on the stack; issue() enters, runs it and leaves. */
@@ -15,10 +15,14 @@
  * yet linked) queues its own operation behind it, to keep the order.
  * Operations with a request wait for the lock and run the queue to its end
  * first.  CSync: a thread that finds the combining queue empty heads it and
- * issues at once; otherwise it announces the operation and waits. */
+ * issues at once; otherwise it announces the operation and waits.  Offload:
+ * the operation goes to the VCI's executor (cx_mt_offload.c). */
 static int issue(MPIDI_CX_descr_t * d, MPIR_Request ** req)
 {
     int vci = d->vci, mpi_errno;
+
+    if (MPIDI_CX_MT == MPIDI_CX_MT_OFFLOAD)
+        return MPIDI_CX_offload_post(d, req);
 
     if (MPIDI_CX_MT == MPIDI_CX_MT_CSYNC) {
         cx_dsm_thread_t *t = MPIDI_CX_csync_fast_enter(vci);

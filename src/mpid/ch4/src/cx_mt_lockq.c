@@ -8,7 +8,10 @@
 #include "mpidimpl.h"
 #include "cx_mt_impl.h"
 
-static void lockq_apply(void *descr, void *ctx);
+static void lockq_apply(void *descr, void *ctx)
+{
+    MPIDI_CX_queued_run(descr);
+}
 
 /* A queued operation must hand the user a request at once, but taking one
  * from the VCI's pool needs the VCI lock the issuer just failed to get.  So
@@ -122,31 +125,22 @@ int MPIDI_CX_win_drain_queued(MPIR_Win * win)
     return err;
 }
 
-/* Queue an operation: the issuer failed the try-lock (locked = false), or
- * holds the lock but found work left in the queue (locked = true).  The user
- * gets a proxy request at once; the datatype and communicator are referenced
- * so the user may free them at once. */
-int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * dd, MPIR_Request ** req, bool locked)
+/* A heap copy of an operation for another thread to issue (LockQ's lock
+ * holder, an offload executor): the user gets a proxy request at once;
+ * the datatype and communicator are referenced so the user may free them
+ * at once.  *out NULL: a point-to-point operation and no proxy at hand
+ * (the caller takes the VCI lock, refills with MPIDI_CX_proxy_refill and
+ * issues itself). */
+int MPIDI_CX_queued_new(MPIDI_CX_descr_t * dd, MPIR_Request ** req, MPIDI_CX_descr_t ** out)
 {
-    int mpi_errno = MPI_SUCCESS;
-    int vci = dd->vci;
-    req_cache_t *c = thread_cache(vci);
-
-    if (unlikely(MPIDI_CX_descr_is_pt2pt(dd) && (!c || c->n == 0))) {
-        /* no proxy at hand: take the lock (once per REQ_CACHE_SIZE queued
-         * operations), refill, and issue directly behind the whole queue */
-        if (!locked)
-            MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
-        refill_request_cache(vci);
-        MPIDI_CX_drain_all(vci);
-        mpi_errno = MPIDI_CX_descr_issue(dd, req);
-        if (!locked)
-            MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
-        return mpi_errno;
-    }
-
+    req_cache_t *c = thread_cache(dd->vci);
+    *out = NULL;
+    if (MPIDI_CX_descr_is_pt2pt(dd) && (!c || c->n == 0))
+        return MPI_SUCCESS;
     MPIDI_CX_descr_t *d = MPL_malloc(sizeof(*d), MPL_MEM_OTHER);
-    MPIR_ERR_CHKANDJUMP(!d, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    if (!d)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**nomem", 0);
     *d = *dd;
     d->real = NULL;
     d->cancelled = 0;
@@ -160,11 +154,56 @@ int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * dd, MPIR_Request ** req, bool locked)
         d->proxy = NULL;        /* completed by the window's synchronization */
     }
     MPIDI_CX_descr_add_refs(d);
+    *out = d;
+    return MPI_SUCCESS;
+}
+
+/* A descriptor of MPIDI_CX_queued_new that was never handed over (its
+ * queue refused it): references go back, and the proxy to this thread's
+ * cache it came from (no lock needed; take_cached_request resets it). */
+void MPIDI_CX_queued_discard(MPIDI_CX_descr_t * d)
+{
+    MPIDI_CX_descr_release_refs(d);
+    if (d->proxy) {
+        req_cache_t *c = thread_cache(d->vci);
+        d->proxy->dev.cx_descr = NULL;
+        c->reqs[c->n++] = d->proxy;
+    }
+    MPL_free(d);
+}
+
+/* Under the VCI lock: fill this thread's proxy cache. */
+void MPIDI_CX_proxy_refill(int vci)
+{
+    refill_request_cache(vci);
+}
+
+/* Queue an operation: the issuer failed the try-lock (locked = false), or
+ * holds the lock but found work left in the queue (locked = true). */
+int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * dd, MPIR_Request ** req, bool locked)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int vci = dd->vci;
+    MPIDI_CX_descr_t *d;
+
+    mpi_errno = MPIDI_CX_queued_new(dd, req, &d);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (!d) {
+        /* no proxy at hand: take the lock (once per REQ_CACHE_SIZE queued
+         * operations), refill, and issue directly behind the whole queue */
+        if (!locked)
+            MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
+        refill_request_cache(vci);
+        MPIDI_CX_drain_all(vci);
+        mpi_errno = MPIDI_CX_descr_issue(dd, req);
+        if (!locked)
+            MPIDU_CX_cs_exit(&MPIDI_VCI(vci).lock);
+        return mpi_errno;
+    }
     int err = d->proxy ? cx_lockq_post(MPIDI_CX_global.queues[vci], d)
         : cx_lockq_group_post(MPIDI_CX_global.queues[vci], &MPIDIG_WIN(d->rma.win, cx_queued), d);
     if (err) {
-        MPIDI_CX_descr_release_refs(d);
-        MPL_free(d);
+        MPIDI_CX_queued_discard(d);
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
     }
   fn_exit:
@@ -187,8 +226,9 @@ static void complete_proxy(MPIDI_CX_descr_t * d)
     MPID_Request_complete(proxy);
 }
 
-/* Under the VCI lock: run one queued operation. */
-static void lockq_apply(void *descr, void *ctx)
+/* Under the VCI lock: run one queued operation (LockQ's holder, an
+ * offload executor). */
+void MPIDI_CX_queued_run(MPIDI_CX_descr_t * descr)
 {
     MPIDI_CX_descr_t *d = descr;
     int vci = d->vci;

@@ -2,7 +2,7 @@
  * Copyright (C) MPICH-CX contributors.
  * See COPYRIGHT in top-level directory
  */
-/* The thread-safety models' CVARs, the choice of model, VCI lock and wait
+/* The thread-safety models' CVARs (offload's: cx_mt_offload.c), the choice of model, VCI lock and wait
  * at MPI_Init, the VCI locks' setup and teardown, and the models' pvars
  * (doc/user/thread-safety.md). */
 #include "mpidimpl.h"
@@ -341,6 +341,17 @@ int MPIDI_CX_init(bool *consumed)
                                          "poll, usc, ksc, auto");
         MPIDI_CX_global.wait_kind = k;
     }
+    if (MPIDI_CX_global.model == MPIDI_CX_MT_OFFLOAD) {
+        /* its waiters never poll: they sleep until the executor's poll
+         * issued or completed something */
+        if (MPIDI_CX_global.wait_kind != MPIDI_CX_WAIT_POLL)
+            return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_WAIT", MPIR_CVAR_CH4_CX_WAIT,
+                                         "poll, or unset (offload's waiters sleep until "
+                                         "its executor completed something)");
+        mpi_errno = MPIDI_CX_offload_init();
+        if (mpi_errno)
+            return mpi_errno;
+    }
 
     /* the CVAR overrides a model's own lock, except CSync's combining lock,
      * which is the model itself: naming another there is an error */
@@ -429,6 +440,10 @@ int MPIDI_CX_init_vcis(void)
             mpi_errno = MPIDI_CX_lockq_init_lock(l, i);
             MPIR_ERR_CHECK(mpi_errno);
         }
+        if (MPIDI_CX_global.model == MPIDI_CX_MT_OFFLOAD) {
+            mpi_errno = MPIDI_CX_offload_init_vci(l, i);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
         MPIDI_CX_global.locks[i] = l;
         MPIDI_VCI(i).lock.cx = l;
     }
@@ -445,6 +460,7 @@ int MPIDI_CX_init_vcis(void)
 /* Before MPICH destroys the VCI mutexes and request pools. */
 void MPIDI_CX_finalize(void)
 {
+    MPIDI_CX_offload_finalize();
     MPIDI_CX_reactivation_finalize();
     MPIDI_CX_lockq_finalize();
     for (int i = 0; i < MPIDI_CH4_MAX_VCIS; i++) {
@@ -535,6 +551,7 @@ static void register_pvars(void)
                               get_trylock_failures, NULL, "CH4_CX",
                               "VCI try-locks that failed (issue and progress)");
     MPIDI_CX_reactivation_register_pvars();
+    MPIDI_CX_offload_register_pvars();
     MPIDI_CX_nm_poll_register_pvars();
     MPIDI_CX_rank_yield_register_pvars();
 }

@@ -22,6 +22,7 @@
 #include "cx_hclhub.h"
 #include "cx_dsmsync.h"
 #include "cx_lockq.h"
+#include "cx_offload_q.h"
 
 /* Lock kinds; the names are the values of MPIR_CVAR_CH4_CX_VCI_LOCK. */
 enum {
@@ -55,6 +56,10 @@ typedef struct MPIDU_cx_lock {
     /* LockQ: operations whose issuing thread failed the try-lock; the holder
      * runs them through `drain`.  NULL when the model queues nothing. */
     cx_lockq_t *queue;
+    /* Offload: the executor's command queue, which the holder runs the same
+     * way (an operation queued before a probe or a direct call of the same
+     * thread is issued before it). */
+    cx_offload_q_t *offload_q;
     void (*drain)(struct MPIDU_cx_lock * lock);
     /* counters behind the MPI_T pvars (updated by the lock holder, or relaxed) */
     unsigned long long trylock_failures;
@@ -165,8 +170,12 @@ static inline void MPIDU_CX_lock_release(MPIDU_cx_lock_t * l)
 /* After a first acquisition: run what other threads queued, oldest first. */
 static inline void MPIDU_CX_lock_acquired(MPIDU_cx_lock_t * l)
 {
-    if (l->queue && cx_lockq_pending(l->queue))
+    if (l->queue) {
+        if (cx_lockq_pending(l->queue))
+            l->drain(l);
+    } else if (__builtin_expect(l->offload_q != NULL, 0) && !cx_offload_q_is_empty(l->offload_q)) {
         l->drain(l);
+    }
 }
 
 /* pthread_self() without a call (whose register spills cost more than it

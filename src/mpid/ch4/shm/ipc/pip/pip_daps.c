@@ -233,6 +233,12 @@ static void daps_start(void)
         daps.off_reason = "MPIR_CVAR_ASYNC_PROGRESS=1 runs a progress thread";
         return;
     }
+    if (MPIDI_CX_MT == MPIDI_CX_MT_OFFLOAD && MPIR_ThreadInfo.isThreaded) {
+        /* the same for the offload model's executors (cx_mt_offload.c) */
+        MPIDI_PIP_daps_track_on = false;
+        daps.off_reason = "MPIR_CVAR_CH4_MT_MODEL=offload: its executors run the progress";
+        return;
+    }
     MPIDI_PIP_daps_on = true;
     avail_locked = MPIR_ThreadInfo.isThreaded;
     MPIR_CX_daps_turn_on(&MPIR_CX_daps_guard);
