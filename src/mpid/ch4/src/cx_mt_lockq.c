@@ -15,15 +15,30 @@ static void lockq_apply(void *descr, void *ctx)
 
 /* A queued operation must hand the user a request at once, but taking one
  * from the VCI's pool needs the VCI lock the issuer just failed to get.  So
- * each thread keeps a few requests per VCI, refilled while it holds the lock. */
+ * each thread keeps a few requests per VCI, refilled while it holds the lock.
+ * Descriptors too: the thread that frees one (the holder that ran it) is
+ * another than the one that allocates it, and malloc's per-thread caches
+ * then miss on every allocation; a VCI's spent descriptors go to a list
+ * under its lock, from which the refill takes them. */
 #define REQ_CACHE_SIZE 32
 
 typedef struct req_cache {
     struct req_cache *next_cache;
     int vci;
-    int n;
+    int n, nd;
     MPIR_Request *reqs[REQ_CACHE_SIZE];
+    MPIDI_CX_descr_t *descrs[REQ_CACHE_SIZE];
 } req_cache_t;
+
+/* each VCI's spent descriptors, under its lock (linked by next_issued) */
+static MPIDI_CX_descr_t *spent_descrs[MPIDI_CH4_MAX_VCIS];
+
+/* Under the VCI lock of d->vci: d has run. */
+static void descr_spent(MPIDI_CX_descr_t * d)
+{
+    d->next_issued = spent_descrs[d->vci];
+    spent_descrs[d->vci] = d;
+}
 
 static _Thread_local req_cache_t *req_caches[MPIDI_CH4_MAX_VCIS];
 static req_cache_t *all_caches;
@@ -63,6 +78,14 @@ static req_cache_t *refill_request_cache(int vci)
             break;
         c->reqs[c->n++] = r;
     }
+    while (c->nd < REQ_CACHE_SIZE) {
+        MPIDI_CX_descr_t *d = spent_descrs[vci];
+        if (d)
+            spent_descrs[vci] = d->next_issued;
+        else if (!(d = MPL_malloc(sizeof(*d), MPL_MEM_OTHER)))
+            break;
+        c->descrs[c->nd++] = d;
+    }
     return c;
 }
 
@@ -74,8 +97,16 @@ void MPIDI_CX_lockq_finalize(void)
         all_caches = c->next_cache;
         while (c->n > 0)
             MPIR_Request_free_unsafe(c->reqs[--c->n]);
+        while (c->nd > 0)
+            MPL_free(c->descrs[--c->nd]);
         MPL_free(c);
     }
+    for (int i = 0; i < MPIDI_CH4_MAX_VCIS; i++)
+        while (spent_descrs[i]) {
+            MPIDI_CX_descr_t *d = spent_descrs[i];
+            spent_descrs[i] = d->next_issued;
+            MPL_free(d);
+        }
     cache_epoch++;      /* under the mutex: threads drop their stale pointers */
     pthread_mutex_unlock(&all_caches_mutex);
 }
@@ -125,22 +156,19 @@ int MPIDI_CX_win_drain_queued(MPIR_Win * win)
     return err;
 }
 
-/* A heap copy of an operation for another thread to issue (LockQ's lock
- * holder, an offload executor): the user gets a proxy request at once;
- * the datatype and communicator are referenced so the user may free them
- * at once.  *out NULL: a point-to-point operation and no proxy at hand
- * (the caller takes the VCI lock, refills with MPIDI_CX_proxy_refill and
- * issues itself). */
+/* A copy of an operation for another thread to issue (LockQ's lock
+ * holder, an offload executor), from this thread's cache: the user gets a
+ * proxy request at once; the datatype and communicator are referenced so
+ * the user may free them at once.  *out NULL: no descriptor, or no proxy
+ * for a point-to-point operation, at hand (the caller takes the VCI lock
+ * and refills with MPIDI_CX_proxy_refill, or issues itself). */
 int MPIDI_CX_queued_new(MPIDI_CX_descr_t * dd, MPIR_Request ** req, MPIDI_CX_descr_t ** out)
 {
     req_cache_t *c = thread_cache(dd->vci);
     *out = NULL;
-    if (MPIDI_CX_descr_is_pt2pt(dd) && (!c || c->n == 0))
+    if (!c || c->nd == 0 || (MPIDI_CX_descr_is_pt2pt(dd) && c->n == 0))
         return MPI_SUCCESS;
-    MPIDI_CX_descr_t *d = MPL_malloc(sizeof(*d), MPL_MEM_OTHER);
-    if (!d)
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_OTHER, "**nomem", 0);
+    MPIDI_CX_descr_t *d = c->descrs[--c->nd];
     *d = *dd;
     d->real = NULL;
     d->cancelled = 0;
@@ -159,17 +187,18 @@ int MPIDI_CX_queued_new(MPIDI_CX_descr_t * dd, MPIR_Request ** req, MPIDI_CX_des
 }
 
 /* A descriptor of MPIDI_CX_queued_new that was never handed over (its
- * queue refused it): references go back, and the proxy to this thread's
- * cache it came from (no lock needed; take_cached_request resets it). */
+ * queue refused it): references go back, and proxy and descriptor to this
+ * thread's cache they came from (no lock needed; take_cached_request
+ * resets the proxy). */
 void MPIDI_CX_queued_discard(MPIDI_CX_descr_t * d)
 {
     MPIDI_CX_descr_release_refs(d);
+    req_cache_t *c = thread_cache(d->vci);
     if (d->proxy) {
-        req_cache_t *c = thread_cache(d->vci);
         d->proxy->dev.cx_descr = NULL;
         c->reqs[c->n++] = d->proxy;
     }
-    MPL_free(d);
+    c->descrs[c->nd++] = d;
 }
 
 /* Under the VCI lock: fill this thread's proxy cache. */
@@ -222,7 +251,7 @@ static void complete_proxy(MPIDI_CX_descr_t * d)
 {
     MPIR_Request *proxy = d->proxy;
     proxy->dev.cx_descr = NULL;
-    MPL_free(d);
+    descr_spent(d);
     MPID_Request_complete(proxy);
 }
 
@@ -239,7 +268,7 @@ void MPIDI_CX_queued_run(MPIDI_CX_descr_t * descr)
         MPIR_Win *win = d->rma.win;
         cx_lockq_group_ran(&MPIDIG_WIN(win, cx_queued), MPIDI_CX_descr_issue(d, NULL));
         MPIDI_CX_descr_release_refs(d);
-        MPL_free(d);
+        descr_spent(d);
         return;
     }
     if (d->cancelled) {

@@ -190,14 +190,12 @@ static void note_events(offload_vci_t * o, int vci);
 
 /* The requester issues itself, under the VCI lock, behind everything
  * queued: it holds the lock already, runs inside the progress hooks, is an
- * executor, its proxy cache is empty (refilled here), or the operation is
- * a one-sided one with a request. */
-static int issue_direct(offload_vci_t * o, MPIDI_CX_descr_t * d, MPIR_Request ** req, bool refill)
+ * executor, no proxy request is to be had, or the operation is a one-sided
+ * one with a request. */
+static int issue_direct(offload_vci_t * o, MPIDI_CX_descr_t * d, MPIR_Request ** req)
 {
     int vci = d->vci;
     MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
-    if (refill)
-        MPIDI_CX_proxy_refill(vci);
     if (o)
         issue_all_queued(o);
     int mpi_errno = MPIDI_CX_descr_issue(d, req);
@@ -341,20 +339,39 @@ static bool must_do_itself(offload_vci_t * o, int vci)
 
 /* ---- requesters ----------------------------------------------------------- */
 
+/* Fill this thread's proxy cache from the VCI's request pool, whose lock
+ * is the VCI lock, once per 32 operations: the lock is taken without its
+ * acquisition hook, so the requester issues nothing (its operation then
+ * goes to the queue behind its earlier ones). */
+static void refill_proxies(int vci)
+{
+    MPIDU_Thread_mutex_t *m = &MPIDI_VCI(vci).lock;
+    MPL_thread_id_t self = MPIDU_CX_thread_self();
+    MPIDU_CX_lock_acquire(m->cx, false);
+    m->owner = self;
+    m->count = 1;
+    MPIDI_CX_proxy_refill(vci);
+    MPIDU_CX_cs_exit(m);
+}
+
 int MPIDI_CX_offload_post(MPIDI_CX_descr_t * dd, MPIR_Request ** req)
 {
     int vci = dd->vci;
     offload_vci_t *o = off.vcis[vci];
 
     if (must_do_itself(o, vci) || MPIDI_CX_descr_is_rma_request(dd))
-        return issue_direct(o, dd, req, false);
+        return issue_direct(o, dd, req);
 
     MPIDI_CX_descr_t *d;
     int mpi_errno = MPIDI_CX_queued_new(dd, req, &d);
+    if (mpi_errno == MPI_SUCCESS && !d) {
+        refill_proxies(vci);    /* no proxy at hand */
+        mpi_errno = MPIDI_CX_queued_new(dd, req, &d);
+    }
     if (mpi_errno)
         return mpi_errno;
     if (!d)
-        return issue_direct(o, dd, req, true);  /* no proxy at hand: refill */
+        return issue_direct(o, dd, req);        /* the pool is empty */
 
     cx_lockq_group_t *g = d->proxy ? NULL : &MPIDIG_WIN(d->rma.win, cx_queued);
     if (g)
