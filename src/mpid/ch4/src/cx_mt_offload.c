@@ -75,6 +75,9 @@ cvars:
  * bounds the cost of an error in it. */
 #define WAITER_NAP_NS 10000000
 #define MAX_CPUS 256
+/* The longest MPI_Test waits for the executor's next round, in spins (the
+ * spin yields the core after every CX_SPIN_YIELD_AFTER). */
+#define TEST_SPINS_MAX (4 * CX_SPIN_YIELD_AFTER)
 
 typedef struct {
     cx_offload_q_t q;
@@ -91,6 +94,8 @@ typedef struct {
     pthread_t thread;
     atomic_bool stop;
     /* pvars */
+    /* the executor's rounds, which MPI_Test and its kind wait for */
+    CX_CACHE_ALIGNED atomic_ulong rounds;
     atomic_ullong offloaded, direct, starts, retires, batches, start_ns;
 } offload_vci_t;
 
@@ -234,6 +239,7 @@ static bool executor_round(offload_vci_t * o)
     MPIR_CX_DAPS_OWNER_ENTER();
     int mpi_errno = MPIDI_progress_test(&state, 0);
     MPIR_CX_DAPS_OWNER_EXIT();
+    atomic_fetch_add_explicit(&o->rounds, 1, memory_order_release);
     if (unlikely(mpi_errno != MPI_SUCCESS)) {
         /* no call to return it from: say so; the requests it concerns
          * carry their own errors */
@@ -437,8 +443,17 @@ bool MPIDI_CX_offload_progress_enter(int vci, int wait)
         return true;
     }
     ensure_executor(o);
-    if (!wait)
-        cx_yield();     /* MPI_Test and its kind: let the executor run */
+    if (!wait) {
+        /* MPI_Test, MPI_Iprobe and the loops of MPI_Probe: look again after
+         * the executor's next round, spinning off every lock (yielding the
+         * core after a while); a poll as often as the caller calls would
+         * take the lock the probes need from the executor */
+        unsigned long r = atomic_load_explicit(&o->rounds, memory_order_acquire);
+        unsigned spins = 0;
+        for (int n = 0; n < TEST_SPINS_MAX && cx_offload_q_alive(&o->q) &&
+             atomic_load_explicit(&o->rounds, memory_order_acquire) == r; n++)
+            cx_spin_pause(&spins);
+    }
     return false;
 }
 
