@@ -79,7 +79,8 @@ enum {
     MPIDI_CX_WAIT_POLL,         /* MPICH's: every waiting thread polls progress */
     MPIDI_CX_WAIT_USC,          /* selective reactivation, waiters spin */
     MPIDI_CX_WAIT_KSC,          /* selective reactivation, waiters sleep */
-    MPIDI_CX_WAIT_AUTO          /* poll while few threads wait, else KSC */
+    MPIDI_CX_WAIT_AUTO,         /* poll while few threads wait, else KSC */
+    MPIDI_CX_WAIT_OFFLOAD       /* offload's: sleep until the executor completed them */
 };
 
 typedef struct {
@@ -134,6 +135,7 @@ void MPIDI_CX_rank_yield_register_pvars(void);
 bool MPIDI_CX_offload_progress_enter(int vci, int wait);
 void MPIDI_CX_offload_progress_exit(int vci);
 bool MPIDI_CX_offload_wait(void);
+int MPIDI_CX_offload_wait_requests(MPID_Progress_state * state);
 void MPIDI_CX_offload_stop(void);
 int MPIDI_CX_offload_win_drain(MPIR_Win * win);
 extern _Thread_local int MPIDI_CX_offload_hooks_depth;

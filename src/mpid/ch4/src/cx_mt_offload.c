@@ -113,6 +113,28 @@ static struct {
     atomic_bool create_failed;
 } off;
 
+/* A thread blocked in MPI_Wait or MPI_Waitall (its requests registered):
+ * asleep on its own word until a poll completed all of them. */
+typedef struct waiter {
+    atomic_uint word;           /* 1: woken */
+    MPIR_Request **reqs;
+    int n, first;               /* reqs[0, first) completed */
+    struct waiter *prev, *next;
+} waiter_t;
+
+static pthread_mutex_t waiters_mutex = PTHREAD_MUTEX_INITIALIZER;
+static waiter_t *waiters;       /* under waiters_mutex */
+static atomic_int nwaiters;
+
+/* Under waiters_mutex: whether all of a waiter's requests completed (in
+ * order mostly: the scan resumes at the first one not yet seen complete). */
+static bool waiter_done(waiter_t * w)
+{
+    while (w->first < w->n && (!w->reqs[w->first] || MPIR_Request_is_complete(w->reqs[w->first])))
+        w->first++;
+    return w->first == w->n;
+}
+
 static _Thread_local bool am_executor;
 _Thread_local int MPIDI_CX_offload_hooks_depth;
 /* a waiter's view of the events when it last looked */
@@ -474,6 +496,44 @@ static bool holds_a_vci_lock(void)
  * poll's end bumps the counter before it reads the sleepers, and an
  * executor about to retire reads them after its CAS; so either side sees
  * the other. False (not slept) for threads that poll themselves. */
+int MPIDI_CX_offload_wait_requests(MPID_Progress_state * state)
+{
+    if (!MPIR_ThreadInfo.isThreaded || !atomic_load_explicit(&off.on, memory_order_acquire) ||
+        atomic_load_explicit(&off.create_failed, memory_order_relaxed) || am_executor ||
+        MPIDI_CX_offload_hooks_depth > 0 || holds_a_vci_lock())
+        return MPIDI_progress_test(state, 1);   /* it polls itself */
+    waiter_t w = {.reqs = state->cx_waited,.n = state->cx_nwaited };
+    atomic_init(&w.word, 0);
+    /* counted, then executors made sure of, then listed, then checked: a
+     * completion before the check is seen there, one after it finds us
+     * listed (the poll that made it wakes the listed) */
+    atomic_fetch_add_explicit(&off.sleepers, 1, memory_order_seq_cst);
+    for (int i = 0; i < MPIDI_global.n_vcis; i++)
+        if (off.vcis[i])
+            ensure_executor(off.vcis[i]);
+    pthread_mutex_lock(&waiters_mutex);
+    w.next = waiters;
+    if (waiters)
+        waiters->prev = &w;
+    waiters = &w;
+    atomic_fetch_add_explicit(&nwaiters, 1, memory_order_relaxed);
+    bool done = waiter_done(&w);
+    pthread_mutex_unlock(&waiters_mutex);
+    if (!done)
+        futex_wait(&w.word, 0, WAITER_NAP_NS);
+    pthread_mutex_lock(&waiters_mutex);
+    if (w.prev)
+        w.prev->next = w.next;
+    else
+        waiters = w.next;
+    if (w.next)
+        w.next->prev = w.prev;
+    atomic_fetch_sub_explicit(&nwaiters, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&waiters_mutex);
+    atomic_fetch_sub_explicit(&off.sleepers, 1, memory_order_relaxed);
+    return MPI_SUCCESS;
+}
+
 bool MPIDI_CX_offload_wait(void)
 {
     if (!MPIR_ThreadInfo.isThreaded || !atomic_load_explicit(&off.on, memory_order_acquire) ||
@@ -505,7 +565,19 @@ static void note_events(offload_vci_t * o, int vci)
     o->last_progress_count = count;
     o->last_issued = issued;
     atomic_fetch_add_explicit(&off.events, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&off.sleepers, memory_order_seq_cst))
+    if (!atomic_load_explicit(&off.sleepers, memory_order_seq_cst))
+        return;
+    /* registered waiters: only those whose requests all completed */
+    if (atomic_load_explicit(&nwaiters, memory_order_relaxed)) {
+        pthread_mutex_lock(&waiters_mutex);
+        for (waiter_t * w = waiters; w; w = w->next)
+            if (waiter_done(w) && !atomic_exchange_explicit(&w->word, 1, memory_order_release))
+                syscall(SYS_futex, &w->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        pthread_mutex_unlock(&waiters_mutex);
+    }
+    /* the others (MPI_Waitany, internal waits) wake on any event */
+    if (atomic_load_explicit(&off.sleepers, memory_order_relaxed) >
+        atomic_load_explicit(&nwaiters, memory_order_relaxed))
         futex_wake_all(&off.events);
 }
 

@@ -381,6 +381,8 @@ static int wait_outer(MPID_Progress_state * state)
 int MPIDI_CX_wait_reactivated(MPID_Progress_state * state)
 {
     int mpi_errno;
+    if (MPIDI_CX_global.wait_kind == MPIDI_CX_WAIT_OFFLOAD)
+        return MPIDI_CX_offload_wait_requests(state);   /* no server: the executor polls */
     cx_nest_t nest = cx_reactivation_enter(&thread_self);
     if (likely(nest == CX_NEST_OUTER))
         mpi_errno = wait_outer(state);

@@ -185,12 +185,13 @@ static int find_model(const char *name)
     return -1;
 }
 
-/* The values of MPIR_CVAR_CH4_CX_WAIT, indexed by MPIDI_CX_WAIT_*. */
-static const char *const wait_kinds[] = { "poll", "usc", "ksc", "auto" };
+/* The values of MPIR_CVAR_CH4_CX_WAIT, indexed by MPIDI_CX_WAIT_*, and
+ * the offload model's own (not a value of the CVAR). */
+static const char *const wait_kinds[] = { "poll", "usc", "ksc", "auto", "offload" };
 
 static int find_wait_kind(const char *name)
 {
-    for (int k = 0; k < (int) (sizeof(wait_kinds) / sizeof(wait_kinds[0])); k++)
+    for (int k = 0; k < MPIDI_CX_WAIT_OFFLOAD; k++)
         if (!strcasecmp(name, wait_kinds[k]))
             return k;
     return -1;
@@ -342,12 +343,12 @@ int MPIDI_CX_init(bool *consumed)
         MPIDI_CX_global.wait_kind = k;
     }
     if (MPIDI_CX_global.model == MPIDI_CX_MT_OFFLOAD) {
-        /* its waiters never poll: they sleep until the executor's poll
-         * issued or completed something */
-        if (MPIDI_CX_global.wait_kind != MPIDI_CX_WAIT_POLL)
+        /* its waiters never poll: they sleep until the executor completed
+         * their requests */
+        if (MPIR_CVAR_CH4_CX_WAIT[0])
             return MPIDI_CX_cvar_invalid("MPIR_CVAR_CH4_CX_WAIT", MPIR_CVAR_CH4_CX_WAIT,
-                                         "poll, or unset (offload's waiters sleep until "
-                                         "its executor completed something)");
+                                         "unset (offload's waiters sleep until its "
+                                         "executor completed their requests)");
         mpi_errno = MPIDI_CX_offload_init();
         if (mpi_errno)
             return mpi_errno;
