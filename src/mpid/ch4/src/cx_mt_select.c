@@ -76,7 +76,8 @@ cvars:
         sleep on a condition variable), auto (poll while at most twice as
         many threads wait as the rank has cores, ksc beyond). Empty: the
         model's own (auto for lockq, usc for hclhub-usc, ksc for hclhub-ksc,
-        poll for the others).
+        poll for direct and csync). offload takes none: its waiters sleep
+        until its executor completed their requests.
 
     - name        : MPIR_CVAR_CH4_CX_WAIT_YIELD_AFTER
       category    : CH4_CX
