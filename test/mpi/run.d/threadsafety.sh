@@ -80,12 +80,15 @@ if t_runtime_build "$prefix"; then
     bad_cvar mpi/cvar/bad-fake-numa MPICH_CX_FAKE_NUMA_NODES two "Invalid value 'two' of MPICH_CX_FAKE_NUMA_NODES; valid values: 1 to 1024"
     # The offload model: executors that retire when MPI is idle (no CPU
     # taken then) and start again, or a static one; finalized with them
-    # alive; 16 threads per rank on 2 cores; pinned; its CVARs' bad values.
+    # alive; 16 threads per rank on 2 cores; pinned; an executor per VCI of
+    # 4; its CVARs' bad values.
     off=(MPIR_CVAR_CH4_MT_MODEL=offload)
     run_ok "mpi/offload/idle-retire" "mt_offload dynamic" "${off[@]}"
     run_ok "mpi/offload-static/idle-alive" "mt_offload static" "${off[@]}" MPIR_CVAR_CH4_CX_OFFLOAD=static
     run_ok "mpi/offload/idle-retire-16" "mt_offload dynamic 16" "${off[@]}"
     run_ok "mpi/offload-static/pinned" "mt_offload static 2" "${off[@]}" MPIR_CVAR_CH4_CX_OFFLOAD=static MPIR_CVAR_CH4_CX_OFFLOAD_CPUS=0
+    run_ok "mpi/offload/4vci" "mt_offload dynamic 8" "${off[@]}" MPIR_CVAR_CH4_NUM_VCIS=4
+    run_ok "mpi/offload-static/4vci-stress-16" "mt_stress 16" "${off[@]}" MPIR_CVAR_CH4_CX_OFFLOAD=static MPIR_CVAR_CH4_NUM_VCIS=4
     bad_cvar mpi/cvar/bad-offload MPIR_CVAR_CH4_CX_OFFLOAD sometimes "Invalid value 'sometimes' of MPIR_CVAR_CH4_CX_OFFLOAD; valid values: dynamic, static" env "${off[@]}"
     bad_cvar mpi/cvar/bad-offload-idle MPIR_CVAR_CH4_CX_OFFLOAD_IDLE_US -1 "Invalid value '-1' of MPIR_CVAR_CH4_CX_OFFLOAD_IDLE_US; valid values: 0 to 1000000" env "${off[@]}"
     bad_cvar mpi/cvar/bad-offload-cpus MPIR_CVAR_CH4_CX_OFFLOAD_CPUS 2-1 "Invalid value '2-1' of MPIR_CVAR_CH4_CX_OFFLOAD_CPUS; valid values: CPU numbers and ranges" env "${off[@]}"
