@@ -241,9 +241,9 @@ int MPIDI_CX_cancel(MPIR_Request * req);
 bool MPIDI_CX_progress_trylock_failed(int vci, int wait);
 
 /* Around MPIR_Progress_hook_exec_all (ch4_progress.h): a hook may block
- * inside a collective while holding the hook's own lock, which the
- * executor's next hook run then waits for; a thread inside hooks therefore
- * issues and polls its operations itself (doc/design/offload.md). */
+ * inside a collective, and meanwhile every other thread, the executor
+ * included, skips MPICH's schedule progress; a thread inside the hooks
+ * therefore issues and polls its operations itself (doc/design/offload.md). */
 MPL_STATIC_INLINE_PREFIX void MPIDI_CX_hooks_enter(void)
 {
     if (unlikely(MPIDI_CX_MT == MPIDI_CX_MT_OFFLOAD))

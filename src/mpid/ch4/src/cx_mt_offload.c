@@ -65,8 +65,8 @@ cvars:
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
-/* Command slots per VCI: a requester that finds them all taken issues
- * itself, behind everything queued. */
+/* Command slots per VCI: a requester that finds them all taken yields
+ * until one frees. */
 #define OFFLOAD_Q_SLOTS 4096
 /* Polls in a row that found nothing before an executor yields its core
  * after each further one (it polls on while nobody else wants the core). */
@@ -93,9 +93,9 @@ typedef struct {
     bool thread_created;        /* touched by starters only (the alive bit orders them) */
     pthread_t thread;
     atomic_bool stop;
-    /* pvars */
     /* the executor's rounds, which MPI_Test and its kind wait for */
     CX_CACHE_ALIGNED atomic_ulong rounds;
+    /* pvars */
     atomic_ullong offloaded, direct, starts, retires, batches, start_ns;
 } offload_vci_t;
 
@@ -104,7 +104,8 @@ static struct {
      * that issued or completed something; blocked waiters sleep on it */
     CX_CACHE_ALIGNED atomic_uint events;
     atomic_int sleepers;
-    CX_CACHE_ALIGNED atomic_bool on;    /* executors may run: the model's VCIs are set up, not stopped */
+    /* executors may run: the model's VCIs are set up, not stopped */
+    CX_CACHE_ALIGNED atomic_bool on;
     bool is_static;
     long long idle_ns;
     int ncpus;

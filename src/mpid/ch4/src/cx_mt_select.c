@@ -2,9 +2,9 @@
  * Copyright (C) MPICH-CX contributors.
  * See COPYRIGHT in top-level directory
  */
-/* The thread-safety models' CVARs (offload's: cx_mt_offload.c), the choice of model, VCI lock and wait
- * at MPI_Init, the VCI locks' setup and teardown, and the models' pvars
- * (doc/user/thread-safety.md). */
+/* The thread-safety models' CVARs (offload's: cx_mt_offload.c), the
+ * choice of model, VCI lock and wait at MPI_Init, the VCI locks' setup and
+ * teardown, and the models' pvars (doc/user/thread-safety.md). */
 #include "mpidimpl.h"
 #include "cx_mt_impl.h"
 #include "cx_cvar.h"
