@@ -356,14 +356,21 @@ static void ensure_executor(offload_vci_t * o)
         start_executor(o);
 }
 
-/* Whether the calling thread must issue and poll itself rather than
- * hand over: no executor can run, or it is one, or it holds the VCI lock
- * (it runs inside a VCI section), or it runs the progress hooks. */
+/* Whether the calling thread issues and polls itself rather than hand
+ * over or sleep, whatever the VCI: no executor can run, or it is one, or
+ * it runs the progress hooks. */
+static bool serves_itself(void)
+{
+    return !atomic_load_explicit(&off.on, memory_order_acquire) ||
+        atomic_load_explicit(&off.create_failed, memory_order_relaxed) || am_executor ||
+        MPIDI_CX_offload_hooks_depth > 0;
+}
+
+/* ... or for this VCI: also when it holds the VCI lock (it runs inside a
+ * VCI section). */
 static bool must_do_itself(offload_vci_t * o, int vci)
 {
-    return !o || !atomic_load_explicit(&off.on, memory_order_acquire) ||
-        atomic_load_explicit(&off.create_failed, memory_order_relaxed) || am_executor ||
-        MPIDI_CX_offload_hooks_depth > 0 || vci_lock_mine(vci);
+    return !o || serves_itself() || vci_lock_mine(vci);
 }
 
 /* ---- requesters ----------------------------------------------------------- */
@@ -497,21 +504,28 @@ static bool holds_a_vci_lock(void)
  * poll's end bumps the counter before it reads the sleepers, and an
  * executor about to retire reads them after its CAS; so either side sees
  * the other. False (not slept) for threads that poll themselves. */
-int MPIDI_CX_offload_wait_requests(MPID_Progress_state * state)
+/* A blocked thread that may sleep (it would otherwise poll itself):
+ * counted a sleeper, with every VCI's executor made sure of. */
+static bool start_sleeping(void)
 {
-    if (!MPIR_ThreadInfo.isThreaded || !atomic_load_explicit(&off.on, memory_order_acquire) ||
-        atomic_load_explicit(&off.create_failed, memory_order_relaxed) || am_executor ||
-        MPIDI_CX_offload_hooks_depth > 0 || holds_a_vci_lock())
-        return MPIDI_progress_test(state, 1);   /* it polls itself */
-    waiter_t w = {.reqs = state->cx_waited,.n = state->cx_nwaited };
-    atomic_init(&w.word, 0);
-    /* counted, then executors made sure of, then listed, then checked: a
-     * completion before the check is seen there, one after it finds us
-     * listed (the poll that made it wakes the listed) */
+    if (!MPIR_ThreadInfo.isThreaded || serves_itself() || holds_a_vci_lock())
+        return false;
     atomic_fetch_add_explicit(&off.sleepers, 1, memory_order_seq_cst);
     for (int i = 0; i < MPIDI_global.n_vcis; i++)
         if (off.vcis[i])
             ensure_executor(off.vcis[i]);
+    return true;
+}
+
+int MPIDI_CX_offload_wait_requests(MPID_Progress_state * state)
+{
+    if (!start_sleeping())
+        return MPIDI_progress_test(state, 1);   /* it polls itself */
+    waiter_t w = {.reqs = state->cx_waited,.n = state->cx_nwaited };
+    atomic_init(&w.word, 0);
+    /* counted, then executors made sure of (above), then listed, then
+     * checked: a completion before the check is seen there, one after it
+     * finds us listed (the poll that made it wakes the listed) */
     pthread_mutex_lock(&waiters_mutex);
     w.next = waiters;
     if (waiters)
@@ -537,15 +551,9 @@ int MPIDI_CX_offload_wait_requests(MPID_Progress_state * state)
 
 bool MPIDI_CX_offload_wait(void)
 {
-    if (!MPIR_ThreadInfo.isThreaded || !atomic_load_explicit(&off.on, memory_order_acquire) ||
-        atomic_load_explicit(&off.create_failed, memory_order_relaxed) || am_executor ||
-        MPIDI_CX_offload_hooks_depth > 0 || holds_a_vci_lock())
-        return false;
     unsigned seen = seen_events;
-    atomic_fetch_add_explicit(&off.sleepers, 1, memory_order_seq_cst);
-    for (int i = 0; i < MPIDI_global.n_vcis; i++)
-        if (off.vcis[i])
-            ensure_executor(off.vcis[i]);
+    if (!start_sleeping())
+        return false;
     unsigned now = atomic_load_explicit(&off.events, memory_order_seq_cst);
     if (now == seen)
         futex_wait(&off.events, now, WAITER_NAP_NS);
