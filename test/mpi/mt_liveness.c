@@ -14,7 +14,12 @@
  *      MPI_Request_free;
  *   5. queued one-sided operations (Put, Get, Fetch_and_op, Compare_and_swap)
  *      complete at MPI_Win_flush, and a queued Put with a derived datatype
- *      freed at once still lands intact.
+ *      freed at once still lands intact;
+ *   6. receives on MPI_COMM_SELF posted before their sends complete; under
+ *      lockq with queued issues and offload, issued operations complete both
+ *      ways (cx_mt_lockq.c): a receive from the other rank through MPICH's
+ *      request free hook, a cancelled one through the issued list's scan
+ *      (the hook is off while MPICH cancels it).
  */
 #include "mpitest.h"
 #include <pthread.h>
@@ -122,6 +127,42 @@ static void test_cancel_and_free(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static void test_self(void)
+{
+    int got[N], sent[N];
+    MPI_Request r[2 * N];
+    for (int i = 0; i < N; i++) {
+        got[i] = -1;
+        sent[i] = 1000 * rank + i;
+        MPI_Irecv(&got[i], 1, MPI_INT, 0, i, MPI_COMM_SELF, &r[i]);
+    }
+    for (int i = N - 1; i >= 0; i--)
+        MPI_Isend(&sent[i], 1, MPI_INT, 0, i, MPI_COMM_SELF, &r[N + i]);
+    MPI_Waitall(2 * N, r, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < N; i++)
+        if (got[i] != sent[i])
+            MT_CHECK(0, "self: receive %d got %d", i, got[i]);
+}
+
+/* Under lockq with queued issues and offload, operations issued for
+ * another thread complete both ways (test 6). */
+static void check_issued_done(void)
+{
+    const char *force = getenv("MPIR_CVAR_CH4_CX_FORCE_TRYLOCK_FAIL");
+    int queued = !strcmp(mt_model(), "offload") ||
+        (!strcmp(mt_model(), "lockq") && force && atoi(force) > 0);
+    if (!queued)
+        return;
+    /* summed over the ranks: rank 1 cancels */
+    long long mine[2] =
+        { mt_pvar_read("cx_issued_done_hook"), mt_pvar_read("cx_issued_done_scan") };
+    long long all[2];
+    MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long long hook = all[0], scan = all[1];
+    MT_CHECK(hook > 0 && scan > 0, "%s: issued operations completed by the free hook %lld, "
+             "found by the scan %lld (both expected)", mt_model(), hook, scan);
+}
+
 static void test_rma(MPI_Win win, int *base, int round)
 {
     if (rank == 0) {
@@ -180,8 +221,10 @@ int main(int argc, char **argv)
         test_free_objects();
         test_cancel_and_free();
         test_rma(win, base, i);
+        test_self();
     }
     MPI_Win_free(&win);
     mt_check_lockq_queued();
+    check_issued_done();
     return mt_finish();
 }

@@ -73,6 +73,8 @@ tests=(
     "offload_q_race test_offload_q race"
     "offload_q_static test_offload_q static"
     "offload_q_waiters test_offload_q waiters"
+    "issued_scan test_issued scan"
+    "issued_race test_issued race"
 )
 
 # build VARIANT MAKE-ARGS...: 0 when built; the log is kept

@@ -19,6 +19,7 @@ noinst_HEADERS += \
     src/util/threadsafety/cx_dsmsync.h \
     src/util/threadsafety/cx_lockq.h \
     src/util/threadsafety/cx_offload_q.h \
+    src/util/threadsafety/cx_issued.h \
     src/util/threadsafety/cx_reactivation.h \
     src/util/threadsafety/cx_park.h \
     src/util/threadsafety/cx_poll_skip.h \

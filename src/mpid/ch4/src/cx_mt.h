@@ -11,6 +11,7 @@
 #define CX_MT_H_INCLUDED
 
 #include "cx_mt_ops.h"
+#include "cx_issued.h"
 #include "../shm/ipc/pip/pip_steal_hooks.h"
 #include "../shm/ipc/pip/pip_daps_hooks.h"
 
@@ -52,7 +53,9 @@ typedef struct {
 /* One operation handed to another thread: queued (LockQ, heap) or announced
  * (CSync, the issuer's stack). */
 typedef struct MPIDI_CX_descr {
-    struct MPIDI_CX_descr *next_issued; /* LockQ: the VCI's list of issued proxies */
+    /* LockQ and offload: in the VCI's issued operations (cx_issued.h) */
+    cx_issued_node_t issued;
+    struct MPIDI_CX_descr *next_spent;  /* LockQ: the VCI's spent descriptors */
     int op;
     int vci;
     const void *send_buf;
@@ -97,7 +100,7 @@ typedef struct {
     unsigned test_max_failures;
     MPIDU_cx_lock_t *locks[MPIDI_CH4_MAX_VCIS];
     cx_lockq_t *queues[MPIDI_CH4_MAX_VCIS];
-    MPIDI_CX_descr_t *issued[MPIDI_CH4_MAX_VCIS];       /* under the VCI lock */
+    cx_issued_t issued[MPIDI_CH4_MAX_VCIS];     /* under the VCI lock but its done stack */
     /* selective reactivation: waiters asleep, and each VCI's progress_count
      * when their completions were last signaled (cx_mt_reactivation.c) */
     atomic_int sleepers;
@@ -347,7 +350,7 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_progress_enter(int vci, int wait)
 
 MPL_STATIC_INLINE_PREFIX void MPIDI_CX_progress_exit(int vci)
 {
-    if (MPIDI_CX_global.issued[vci])
+    if (MPIDI_CX_global.issued[vci].head)
         MPIDI_CX_resolve_issued(vci);
     /* requests completed (progress_count moved) while waiters sleep: this
      * poller signals them, not only the reactivation server */

@@ -33,6 +33,7 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_CX_descr_is_rma_request(const MPIDI_CX_descr
  * operations another thread issues (LockQ's holder, an offload executor) */
 int MPIDI_CX_lockq_init_lock(MPIDU_cx_lock_t * l, int vci);
 void MPIDI_CX_lockq_finalize(void);
+void MPIDI_CX_lockq_register_pvars(void);
 int MPIDI_CX_queued_new(MPIDI_CX_descr_t * dd, MPIR_Request ** req, MPIDI_CX_descr_t ** out);
 void MPIDI_CX_queued_discard(MPIDI_CX_descr_t * d);
 void MPIDI_CX_queued_run(MPIDI_CX_descr_t * d);

@@ -21,22 +21,27 @@ static void lockq_apply(void *descr, void *ctx)
  * then miss on every allocation; a VCI's spent descriptors go to a list
  * under its lock, from which the refill takes them. */
 #define REQ_CACHE_SIZE 32
+/* Freed proxies come back to the freeing thread's cache without a lock
+ * (MPIDI_CX_proxy_cache_put): room for a few windows of them. */
+#define REQ_CACHE_CAP 256
 
 typedef struct req_cache {
     struct req_cache *next_cache;
     int vci;
     int n, nd;
-    MPIR_Request *reqs[REQ_CACHE_SIZE];
+    MPIR_Request *reqs[REQ_CACHE_CAP];
     MPIDI_CX_descr_t *descrs[REQ_CACHE_SIZE];
 } req_cache_t;
 
-/* each VCI's spent descriptors, under its lock (linked by next_issued) */
+/* each VCI's spent descriptors, under its lock (linked by next_spent) */
 static MPIDI_CX_descr_t *spent_descrs[MPIDI_CH4_MAX_VCIS];
+/* pvars: completions the free hook found, and the scan (under the VCI lock) */
+static unsigned long long done_by_hook[MPIDI_CH4_MAX_VCIS], done_by_scan[MPIDI_CH4_MAX_VCIS];
 
 /* Under the VCI lock of d->vci: d has run. */
 static void descr_spent(MPIDI_CX_descr_t * d)
 {
-    d->next_issued = spent_descrs[d->vci];
+    d->next_spent = spent_descrs[d->vci];
     spent_descrs[d->vci] = d;
 }
 
@@ -81,7 +86,7 @@ static req_cache_t *refill_request_cache(int vci)
     while (c->nd < REQ_CACHE_SIZE) {
         MPIDI_CX_descr_t *d = spent_descrs[vci];
         if (d)
-            spent_descrs[vci] = d->next_issued;
+            spent_descrs[vci] = d->next_spent;
         else if (!(d = MPL_malloc(sizeof(*d), MPL_MEM_OTHER)))
             break;
         c->descrs[c->nd++] = d;
@@ -95,8 +100,11 @@ void MPIDI_CX_lockq_finalize(void)
     while (all_caches) {
         req_cache_t *c = all_caches;
         all_caches = c->next_cache;
-        while (c->n > 0)
-            MPIR_Request_free_unsafe(c->reqs[--c->n]);
+        while (c->n > 0) {
+            MPIR_Request *r = c->reqs[--c->n];
+            r->dev.cx_proxy = 0;        /* to its pool now */
+            MPIR_Request_free_unsafe(r);
+        }
         while (c->nd > 0)
             MPL_free(c->descrs[--c->nd]);
         MPL_free(c);
@@ -104,7 +112,7 @@ void MPIDI_CX_lockq_finalize(void)
     for (int i = 0; i < MPIDI_CH4_MAX_VCIS; i++)
         while (spent_descrs[i]) {
             MPIDI_CX_descr_t *d = spent_descrs[i];
-            spent_descrs[i] = d->next_issued;
+            spent_descrs[i] = d->next_spent;
             MPL_free(d);
         }
     cache_epoch++;      /* under the mutex: threads drop their stale pointers */
@@ -126,7 +134,22 @@ static MPIR_Request *take_cached_request(req_cache_t * c, MPIR_Request_kind_t ki
     MPIR_STATUS_SET_COUNT(r->status, 0);
     r->comm = NULL;
     MPID_Request_create_hook(r);
+    r->dev.cx_proxy = 1;
     return r;
+}
+
+/* MPIR_Request_free_with_safety, the last reference of a proxy gone: back
+ * into this thread's cache, without the pool's lock (the VCI lock, which
+ * an offload executor holds most of the time); false (the pool takes it)
+ * if the cache is full or the request holds what a free releases. */
+int MPIDI_CX_proxy_cache_put(MPIR_Request * req)
+{
+    req_cache_t *c = thread_cache(MPIR_REQUEST_POOL(req));
+    if (!c || c->n == REQ_CACHE_CAP || req->comm || req->dev.cx_daps ||
+        (req->kind != MPIR_REQUEST_KIND__SEND && req->kind != MPIR_REQUEST_KIND__RECV))
+        return 0;
+    c->reqs[c->n++] = req;
+    return 1;
 }
 
 /* Under the VCI lock: run the queue to its end (a producer between its swap
@@ -172,7 +195,6 @@ int MPIDI_CX_queued_new(MPIDI_CX_descr_t * dd, MPIR_Request ** req, MPIDI_CX_des
     *d = *dd;
     d->real = NULL;
     d->cancelled = 0;
-    d->next_issued = NULL;
     if (MPIDI_CX_descr_is_pt2pt(d)) {
         d->proxy = take_cached_request(c, d->op == MPIDI_CX_OP_IRECV ? MPIR_REQUEST_KIND__RECV
                                        : MPIR_REQUEST_KIND__SEND);
@@ -255,6 +277,78 @@ static void complete_proxy(MPIDI_CX_descr_t * d)
     MPID_Request_complete(proxy);
 }
 
+/* An issued operation whose request did not complete at once waits in its
+ * VCI's issued list (cx_issued.h) until its proxy completes:
+ *  - MPICH's request free hook, run when the transport lets go of the
+ *    request's completion reference, claims the descriptor and pushes it
+ *    on the done stack (MPIDI_CX_request_released); the end of the VCI's
+ *    next poll completes its proxy;
+ *  - each poll's end also checks RESOLVE_SCAN descriptors, round-robin,
+ *    for completions the hook does not report: MPI_Cancel's (the hook is
+ *    off while MPICH cancels), and any path that completes a request
+ *    without dropping a reference (MPICH's messages to self set the
+ *    receive's counter).
+ * Checking the whole list at every poll's end, as before, took half an
+ * offload executor's time with 512 receives outstanding. */
+#define RESOLVE_SCAN 2
+
+#define DESCR_OF(node_) ((MPIDI_CX_descr_t *) ((char *) (node_) - offsetof(MPIDI_CX_descr_t, issued)))
+
+/* Under the VCI lock. */
+static void issued_add(int vci, MPIDI_CX_descr_t * d)
+{
+    cx_issued_add(&MPIDI_CX_global.issued[vci], &d->issued);
+    /* the hook may report it from now on */
+    d->real->dev.cx_descr = d;
+}
+
+/* Under the VCI lock: the proxy of a claimed descriptor completes. */
+static void resolve_one(int vci, MPIDI_CX_descr_t * d)
+{
+    cx_issued_remove(&MPIDI_CX_global.issued[vci], &d->issued);
+    d->real->dev.cx_descr = NULL;       /* its last free must not report it */
+    copy_status(d->proxy, d->real);
+    MPIR_Request_free_unsafe(d->real);
+    complete_proxy(d);
+}
+
+/* Under the VCI lock: check up to `budget' issued descriptors. */
+static void scan_issued(int vci, int budget)
+{
+    cx_issued_t *l = &MPIDI_CX_global.issued[vci];
+    int n = MPL_MIN(budget, l->n);
+    for (int i = 0; i < n; i++) {
+        MPIDI_CX_descr_t *d = DESCR_OF(cx_issued_scan_next(l));
+        if (MPIR_Request_is_complete(d->real) && cx_issued_claim(&d->issued)) {
+            done_by_scan[vci]++;
+            resolve_one(vci, d);
+        }
+    }
+}
+
+/* Under the VCI lock: the proxies whose requests completed. */
+void MPIDI_CX_resolve_issued(int vci)
+{
+    cx_issued_node_t *x = cx_issued_take_done(&MPIDI_CX_global.issued[vci]);
+    while (x) {
+        cx_issued_node_t *next = x->next_done;
+        done_by_hook[vci]++;
+        resolve_one(vci, DESCR_OF(x));
+        x = next;
+    }
+    scan_issued(vci, RESOLVE_SCAN);
+}
+
+/* MPICH's request free hook, for a request whose dev.cx_descr is set (a
+ * proxy not yet completed, or an issued operation's request): an issued
+ * request that completed goes on its VCI's done stack. */
+void MPIDI_CX_request_released(MPIR_Request * req)
+{
+    MPIDI_CX_descr_t *d = req->dev.cx_descr;
+    if (d->real == req && MPIR_Request_is_complete(req) && cx_issued_claim(&d->issued))
+        cx_issued_notify(&MPIDI_CX_global.issued[d->vci], &d->issued);
+}
+
 /* Under the VCI lock: run one queued operation (LockQ's holder, an
  * offload executor). */
 void MPIDI_CX_queued_run(MPIDI_CX_descr_t * descr)
@@ -279,8 +373,7 @@ void MPIDI_CX_queued_run(MPIDI_CX_descr_t * descr)
         if (err != MPI_SUCCESS) {
             d->proxy->status.MPI_ERROR = err;
         } else if (!MPIR_Request_is_complete(d->real)) {
-            d->next_issued = MPIDI_CX_global.issued[vci];
-            MPIDI_CX_global.issued[vci] = d;
+            issued_add(vci, d);
             d = NULL;   /* completes later, in MPIDI_CX_resolve_issued */
         } else {
             copy_status(d->proxy, d->real);
@@ -290,23 +383,6 @@ void MPIDI_CX_queued_run(MPIDI_CX_descr_t * descr)
     MPIDI_CX_descr_release_refs(descr);
     if (d)
         complete_proxy(d);
-}
-
-/* Under the VCI lock: complete proxies whose real request completed. */
-void MPIDI_CX_resolve_issued(int vci)
-{
-    MPIDI_CX_descr_t **pp = &MPIDI_CX_global.issued[vci];
-    while (*pp) {
-        MPIDI_CX_descr_t *d = *pp;
-        if (MPIR_Request_is_complete(d->real)) {
-            *pp = d->next_issued;
-            copy_status(d->proxy, d->real);
-            MPIR_Request_free_unsafe(d->real);
-            complete_proxy(d);
-        } else {
-            pp = &d->next_issued;
-        }
-    }
 }
 
 /* MPI_Cancel of a proxy: before issue it is simply not issued; after, the
@@ -319,11 +395,17 @@ int MPIDI_CX_cancel(MPIR_Request * req)
     MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);    /* runs the queue: d is issued or done */
     MPIDI_CX_descr_t *d = req->dev.cx_descr;
     if (d && d->real) {
-        if (d->real->kind == MPIR_REQUEST_KIND__RECV)
-            mpi_errno = MPID_Cancel_recv(d->real);
+        /* MPICH's cancel for the request (MPID_Cancel_* would come back
+         * here); if that completes it, the scan below finds it */
+        MPIR_Request *real = d->real;
+        real->dev.cx_descr = NULL;
+        if (real->kind == MPIR_REQUEST_KIND__RECV)
+            mpi_errno = MPID_Cancel_recv(real);
         else
-            mpi_errno = MPID_Cancel_send(d->real);
+            mpi_errno = MPID_Cancel_send(real);
+        real->dev.cx_descr = d;
         MPIDI_CX_resolve_issued(vci);
+        scan_issued(vci, INT_MAX);      /* the whole list */
     } else if (d) {
         d->cancelled = 1;
     }
@@ -389,4 +471,39 @@ int MPIDI_CX_lockq_init_lock(MPIDU_cx_lock_t * l, int vci)
     l->drain = lockq_drain;
     MPIDI_CX_global.queues[vci] = q;
     return MPI_SUCCESS;
+}
+
+static void get_done_by_hook(void *addr, void *obj, int count, void *buf)
+{
+    unsigned long long sum = 0;
+    for (int i = 0; i < MPIDI_CH4_MAX_VCIS; i++)
+        sum += done_by_hook[i];
+    *(unsigned long long *) buf = sum;
+}
+
+static void get_done_by_scan(void *addr, void *obj, int count, void *buf)
+{
+    unsigned long long sum = 0;
+    for (int i = 0; i < MPIDI_CH4_MAX_VCIS; i++)
+        sum += done_by_scan[i];
+    *(unsigned long long *) buf = sum;
+}
+
+void MPIDI_CX_lockq_register_pvars(void)
+{
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
+                              "cx_issued_done_hook", NULL, 1, MPI_T_ENUM_NULL,
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                              get_done_by_hook, NULL, "CH4_CX",
+                              "lockq/offload: operations issued for another thread whose "
+                              "completion the request's free hook reported");
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
+                              "cx_issued_done_scan", NULL, 1, MPI_T_ENUM_NULL,
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                              get_done_by_scan, NULL, "CH4_CX",
+                              "lockq/offload: operations issued for another thread whose "
+                              "completion a scan of the issued list found (completed without "
+                              "that hook: cancelled ones)");
 }

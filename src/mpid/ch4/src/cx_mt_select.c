@@ -469,7 +469,7 @@ void MPIDI_CX_finalize(void)
         MPIDU_cx_lock_t *l = MPIDI_CX_global.locks[i];
         if (!l)
             continue;
-        MPIR_Assert(MPIDI_CX_global.issued[i] == NULL);
+        MPIR_Assert(MPIDI_CX_global.issued[i].head == NULL);
         MPIDI_VCI(i).lock.cx = NULL;
         if (l->queue) {
             cx_lockq_destroy(l->queue);
@@ -552,6 +552,7 @@ static void register_pvars(void)
                               MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
                               get_trylock_failures, NULL, "CH4_CX",
                               "VCI try-locks that failed (issue and progress)");
+    MPIDI_CX_lockq_register_pvars();
     MPIDI_CX_reactivation_register_pvars();
     MPIDI_CX_offload_register_pvars();
     MPIDI_CX_nm_poll_register_pvars();
