@@ -127,6 +127,8 @@ typedef struct waiter {
 static pthread_mutex_t waiters_mutex = PTHREAD_MUTEX_INITIALIZER;
 static waiter_t *waiters;       /* under waiters_mutex */
 static atomic_int nwaiters;
+/* pvar: naps that lasted their whole WAITER_NAP_NS */
+static atomic_ullong nap_timeouts;
 
 /* Under waiters_mutex: whether all of a waiter's requests completed (in
  * order mostly: the scan resumes at the first one not yet seen complete). */
@@ -537,8 +539,11 @@ int MPIDI_CX_offload_wait_requests(MPID_Progress_state * state)
     atomic_fetch_add_explicit(&nwaiters, 1, memory_order_relaxed);
     bool done = waiter_done(&w);
     pthread_mutex_unlock(&waiters_mutex);
-    if (!done)
+    if (!done) {
         futex_wait(&w.word, 0, WAITER_NAP_NS);
+        if (!atomic_load_explicit(&w.word, memory_order_acquire))
+            atomic_fetch_add_explicit(&nap_timeouts, 1, memory_order_relaxed);
+    }
     pthread_mutex_lock(&waiters_mutex);
     if (w.prev)
         w.prev->next = w.next;
@@ -740,6 +745,11 @@ OFFLOAD_PVAR(get_offloaded, offloaded)
     OFFLOAD_PVAR(get_retires, retires)
     OFFLOAD_PVAR(get_batches, batches)
     OFFLOAD_PVAR(get_start_ns, start_ns)
+static void get_nap_timeouts(void *addr, void *obj, int count, void *buf)
+{
+    *(unsigned long long *) buf = atomic_load_explicit(&nap_timeouts, memory_order_relaxed);
+}
+
 static void get_alive(void *addr, void *obj, int count, void *buf)
 {
     unsigned long long n = 0;
@@ -771,6 +781,9 @@ void MPIDI_CX_offload_register_pvars(void)
          "(cx_offload_ops / cx_offload_batches = mean batch size)"},
         {"cx_offload_start_ns", MPI_T_PVAR_CLASS_COUNTER, get_start_ns,
          "offload: nanoseconds threads spent starting executors (thread creation, wake-ups)"},
+        {"cx_offload_nap_timeouts", MPI_T_PVAR_CLASS_COUNTER, get_nap_timeouts,
+         "offload: naps of a thread blocked in MPI_Wait/MPI_Waitall that lasted their whole "
+         "10 ms (its requests took that long, or a wake-up was missed)"},
         {"cx_offload_alive", MPI_T_PVAR_CLASS_LEVEL, get_alive,
          "offload: executors alive now"},
     };
