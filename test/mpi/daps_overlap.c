@@ -19,6 +19,9 @@
  * each post their own receive and compute; rank 0 sends N messages.
  * bytes=N (contig): N bytes instead of 4 MiB. A small receive waits for no
  * handshake, and Daps does not count it: nobody steals for it.
+ * send-delay-ms=N: rank 0 sends N ms after the iteration starts, so that
+ * rank 1's receive is posted first (else a small message that arrived
+ * before it completes at once, which is no overlap).
  * Prints "overlapped N of M" (M: iterations times threads) and "No Errors"
  * when the data is right (and, with expect-overlap, all M overlapped).
  */
@@ -100,7 +103,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *mode = argv[1];
-    int iters = atoi(argv[2]), expect = 0, compute_ms = 300;
+    int iters = atoi(argv[2]), expect = 0, compute_ms = 300, send_delay_ms = 0;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "expect-overlap"))
             expect = 1;
@@ -110,6 +113,8 @@ int main(int argc, char **argv)
             acc_doubles = atol(argv[i] + 8) << 17;
         else if (!strncmp(argv[i], "bytes=", 6))
             contig_bytes = atol(argv[i] + 6);
+        else if (!strncmp(argv[i], "send-delay-ms=", 14))
+            send_delay_ms = atoi(argv[i] + 14);
         else if (strcmp(argv[i], "multiple") && strncmp(argv[i], "threads=", 8))
             MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -159,6 +164,7 @@ int main(int argc, char **argv)
     for (int it = 0; it < iters; it++) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) {
+            usleep(send_delay_ms * 1000);
             double t0 = MPI_Wtime();
             if (acc) {
                 MPI_Accumulate(origin, acc_doubles, MPI_DOUBLE, 1, 0, 1, target_type, MPI_SUM, win);

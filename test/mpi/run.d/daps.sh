@@ -59,9 +59,11 @@ elif [ -x "$prefix/bin/mpich-cx-piphost" ]; then
     pip_run daps-threads-reenter 300 "$overlap" "${daps[@]}" -n 4 "$work/mpi/daps_overlap" vector 60 \
         compute-ms=1 threads=3
     # a small receive needs no handshake and is not counted: nobody steals
-    # for it (the data arrives when rank 1 calls MPI again)
+    # for it (the data arrives when rank 1 calls MPI again); sent 10 ms in,
+    # after the receive is posted (one sent before completed at its post
+    # in a quarter of the runs)
     pip_run daps-small-recv 300 "$overlap"' && grep -q "overlapped 0 of 3" <<<"$out"' "${daps[@]}" \
-        -n 3 "$work/mpi/daps_overlap" contig 3 bytes=64 compute-ms=50
+        -n 3 "$work/mpi/daps_overlap" contig 3 bytes=64 compute-ms=50 send-delay-ms=10
     # with MPICH's progress thread, Daps stays out (the thread sits inside MPI)
     pip_run daps-async-progress 120 '[ $rc = 0 ] && grep -q "no progress stealing (MPIR_CVAR_ASYNC_PROGRESS=1 runs a progress thread)" <<<"$out"' \
         "${daps[@]}" -genv MPIR_CVAR_ASYNC_PROGRESS 1 -n 2 "$work/mpi/library_version" -v

@@ -16,13 +16,15 @@ static void lockq_apply(void *descr, void *ctx)
 /* A queued operation must hand the user a request at once, but taking one
  * from the VCI's pool needs the VCI lock the issuer just failed to get.  So
  * each thread keeps a few requests per VCI, refilled while it holds the lock.
- * Descriptors too: the thread that frees one (the holder that ran it) is
- * another than the one that allocates it, and malloc's per-thread caches
- * then miss on every allocation; a VCI's spent descriptors go to a list
- * under its lock, from which the refill takes them. */
+ * Requests the thread frees come back to it. Descriptors too: the thread
+ * that frees one (the holder that ran it) is another than the one that
+ * allocates it, and malloc's per-thread caches then miss on every
+ * allocation; a VCI's spent descriptors go to a lock-free stack, from
+ * which a thread refills without the lock. */
 #define REQ_CACHE_SIZE 32
 /* Freed proxies come back to the freeing thread's cache without a lock
- * (MPIDI_CX_proxy_cache_put): room for a few windows of them. */
+ * (MPIDI_CX_proxy_cache_put), and a refill takes all spent descriptors:
+ * room for a few windows of them. */
 #define REQ_CACHE_CAP 256
 
 typedef struct req_cache {
@@ -30,19 +32,29 @@ typedef struct req_cache {
     int vci;
     int n, nd;
     MPIR_Request *reqs[REQ_CACHE_CAP];
-    MPIDI_CX_descr_t *descrs[REQ_CACHE_SIZE];
+    MPIDI_CX_descr_t *descrs[REQ_CACHE_CAP];
 } req_cache_t;
 
-/* each VCI's spent descriptors, under its lock (linked by next_spent) */
-static MPIDI_CX_descr_t *spent_descrs[MPIDI_CH4_MAX_VCIS];
+/* each VCI's spent descriptors (linked by next_spent): pushed by its lock
+ * holders, taken whole by a thread refilling its cache, without the lock
+ * (one exchange takes all: no ABA) */
+static _Atomic(MPIDI_CX_descr_t *) spent_descrs[MPIDI_CH4_MAX_VCIS];
 /* pvars: completions the free hook found, and the scan (under the VCI lock) */
 static unsigned long long done_by_hook[MPIDI_CH4_MAX_VCIS], done_by_scan[MPIDI_CH4_MAX_VCIS];
 
 /* Under the VCI lock of d->vci: d has run. */
+static void spent_push(int vci, MPIDI_CX_descr_t * first, MPIDI_CX_descr_t * last)
+{
+    MPIDI_CX_descr_t *top = atomic_load_explicit(&spent_descrs[vci], memory_order_relaxed);
+    do
+        last->next_spent = top;
+    while (!atomic_compare_exchange_weak_explicit(&spent_descrs[vci], &top, first,
+                                                  memory_order_release, memory_order_relaxed));
+}
+
 static void descr_spent(MPIDI_CX_descr_t * d)
 {
-    d->next_spent = spent_descrs[d->vci];
-    spent_descrs[d->vci] = d;
+    spent_push(d->vci, d, d);
 }
 
 static _Thread_local req_cache_t *req_caches[MPIDI_CH4_MAX_VCIS];
@@ -62,7 +74,27 @@ static req_cache_t *thread_cache(int vci)
     return req_caches[vci];
 }
 
-/* Under the VCI lock. */
+/* Fill c's descriptors, without a lock: all the VCI's spent ones (up to
+ * REQ_CACHE_CAP; the rest goes back), else REQ_CACHE_SIZE fresh ones. */
+static void refill_descrs(req_cache_t * c, int vci)
+{
+    MPIDI_CX_descr_t *d = atomic_exchange_explicit(&spent_descrs[vci], NULL,
+                                                   memory_order_acquire);
+    while (d && c->nd < REQ_CACHE_CAP) {
+        c->descrs[c->nd++] = d;
+        d = d->next_spent;
+    }
+    if (d) {
+        MPIDI_CX_descr_t *last = d;
+        while (last->next_spent)
+            last = last->next_spent;
+        spent_push(vci, d, last);
+    }
+    while (c->nd < REQ_CACHE_SIZE && (d = MPL_malloc(sizeof(*d), MPL_MEM_OTHER)))
+        c->descrs[c->nd++] = d;
+}
+
+/* Under the VCI lock (MPICH's request pool is under it). */
 static req_cache_t *refill_request_cache(int vci)
 {
     req_cache_t *c = thread_cache(vci);
@@ -83,14 +115,7 @@ static req_cache_t *refill_request_cache(int vci)
             break;
         c->reqs[c->n++] = r;
     }
-    while (c->nd < REQ_CACHE_SIZE) {
-        MPIDI_CX_descr_t *d = spent_descrs[vci];
-        if (d)
-            spent_descrs[vci] = d->next_spent;
-        else if (!(d = MPL_malloc(sizeof(*d), MPL_MEM_OTHER)))
-            break;
-        c->descrs[c->nd++] = d;
-    }
+    refill_descrs(c, vci);
     return c;
 }
 
@@ -109,12 +134,14 @@ void MPIDI_CX_lockq_finalize(void)
             MPL_free(c->descrs[--c->nd]);
         MPL_free(c);
     }
-    for (int i = 0; i < MPIDI_CH4_MAX_VCIS; i++)
-        while (spent_descrs[i]) {
-            MPIDI_CX_descr_t *d = spent_descrs[i];
-            spent_descrs[i] = d->next_spent;
+    for (int i = 0; i < MPIDI_CH4_MAX_VCIS; i++) {
+        MPIDI_CX_descr_t *d = atomic_exchange(&spent_descrs[i], NULL);
+        while (d) {
+            MPIDI_CX_descr_t *next = d->next_spent;
             MPL_free(d);
+            d = next;
         }
+    }
     cache_epoch++;      /* under the mutex: threads drop their stale pointers */
     pthread_mutex_unlock(&all_caches_mutex);
 }
@@ -182,13 +209,16 @@ int MPIDI_CX_win_drain_queued(MPIR_Win * win)
 /* A copy of an operation for another thread to issue (LockQ's lock
  * holder, an offload executor), from this thread's cache: the user gets a
  * proxy request at once; the datatype and communicator are referenced so
- * the user may free them at once.  *out NULL: no descriptor, or no proxy
- * for a point-to-point operation, at hand (the caller takes the VCI lock
- * and refills with MPIDI_CX_proxy_refill, or issues itself). */
+ * the user may free them at once.  *out NULL: no proxy for a
+ * point-to-point operation at hand (the thread's first operations, or its
+ * proxies were freed by others), or no memory: the caller takes the VCI
+ * lock and refills with MPIDI_CX_proxy_refill, or issues itself. */
 int MPIDI_CX_queued_new(MPIDI_CX_descr_t * dd, MPIR_Request ** req, MPIDI_CX_descr_t ** out)
 {
     req_cache_t *c = thread_cache(dd->vci);
     *out = NULL;
+    if (c && c->nd == 0)
+        refill_descrs(c, dd->vci);
     if (!c || c->nd == 0 || (MPIDI_CX_descr_is_pt2pt(dd) && c->n == 0))
         return MPI_SUCCESS;
     MPIDI_CX_descr_t *d = c->descrs[--c->nd];
@@ -240,8 +270,8 @@ int MPIDI_CX_lockq_post(MPIDI_CX_descr_t * dd, MPIR_Request ** req, bool locked)
     mpi_errno = MPIDI_CX_queued_new(dd, req, &d);
     MPIR_ERR_CHECK(mpi_errno);
     if (!d) {
-        /* no proxy at hand: take the lock (once per REQ_CACHE_SIZE queued
-         * operations), refill, and issue directly behind the whole queue */
+        /* no proxy at hand: take the lock, refill, and issue directly
+         * behind the whole queue */
         if (!locked)
             MPIDU_CX_cs_enter(&MPIDI_VCI(vci).lock);
         refill_request_cache(vci);

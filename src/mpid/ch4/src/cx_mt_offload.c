@@ -381,9 +381,10 @@ static bool must_do_itself(offload_vci_t * o, int vci)
 /* ---- requesters ----------------------------------------------------------- */
 
 /* Fill this thread's proxy cache from the VCI's request pool, whose lock
- * is the VCI lock, once per 32 operations: the lock is taken without its
- * acquisition hook, so the requester issues nothing (its operation then
- * goes to the queue behind its earlier ones). */
+ * is the VCI lock (a thread's first operations: the proxies it frees come
+ * back to its cache): the lock is taken without its acquisition hook, so
+ * the requester issues nothing (its operation then goes to the queue
+ * behind its earlier ones). */
 static void refill_proxies(int vci)
 {
     MPIDU_Thread_mutex_t *m = &MPIDI_VCI(vci).lock;
